@@ -1,0 +1,70 @@
+"""The one errors module of chronorag.
+
+Every error chronorag raises on purpose derives from :class:`ChronoRAGError`, so
+callers can catch the whole family; each also derives from the builtin exception a
+Python user would expect (``ValueError`` for bad values, ``KeyError`` for unknown
+names, ``ImportError`` for a missing optional extra).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChronoRAGError",
+    "TimeParseError",
+    "IntervalOrderError",
+    "DataFormatError",
+    "UnknownNameError",
+    "IndexFormatError",
+    "MissingExtraError",
+    "LLMError",
+]
+
+
+class ChronoRAGError(Exception):
+    """Base class of every error raised by chronorag."""
+
+
+class TimeParseError(ChronoRAGError, ValueError):
+    """A time expression could not be parsed (e.g. ``"2010-13-01"`` or ``"yesterday"``)."""
+
+
+class IntervalOrderError(ChronoRAGError, ValueError):
+    """An interval or a time window whose begin lies after its end."""
+
+
+class DataFormatError(ChronoRAGError, ValueError):
+    """A malformed record in an input file; the message names ``file:line`` and the reason."""
+
+
+class UnknownNameError(ChronoRAGError, KeyError):
+    """An entity, relation, method or other name that is not known."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class IndexFormatError(ChronoRAGError, ValueError):
+    """An index directory that is missing files or was written by an incompatible version."""
+
+
+class MissingExtraError(ChronoRAGError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class LLMError(ChronoRAGError, RuntimeError):
+    """The LLM endpoint is not configured, unreachable, or returned an unusable reply."""
+
+
+def missing_extra(package: str, extra: str) -> MissingExtraError:
+    """Build the error raised when the optional ``package`` (from ``extra``) is absent.
+
+    Parameters
+    ----------
+    package : str
+        Import name of the missing package, e.g. ``"faiss"``.
+    extra : str
+        Name of the chronorag extra that provides it, e.g. ``"cpu"``.
+    """
+    return MissingExtraError(
+        f"{package!r} is not installed; install it with: pip install 'chronorag[{extra}]'"
+    )
