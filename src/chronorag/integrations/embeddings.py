@@ -130,7 +130,10 @@ class SentenceTransformerEncoder:
         self.batch_size = batch_size
         self.model_id = "all-MiniLM-L6-v2" if model_path is None else f"st:{path.name}"
         self.kind = "minilm" if model_path is None else None
-        dim = self._model.get_sentence_embedding_dimension()
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dim = get_dim()
         self.dim = int(dim if dim is not None else 384)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,228 @@
+"""The ``chronorag`` command line.
+
+::
+
+    chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
+    chronorag demo
+    chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
+    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
+    chronorag info INDEX_DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from chronorag.errors import ChronoRAGError
+
+__all__ = ["main", "bundled_sample_path", "OFFLINE_ENV"]
+
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "1",
+}
+
+
+def set_offline_env() -> None:
+    """Set the offline variables (and ``TIKTOKEN_CACHE_DIR``) unless the user set them."""
+    for k, v in OFFLINE_ENV.items():
+        os.environ.setdefault(k, v)
+    if "TIKTOKEN_CACHE_DIR" not in os.environ:
+        try:
+            import llama_index.core
+
+            cache = Path(llama_index.core.__file__).parent / "_static" / "tiktoken_cache"
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+        except ImportError:
+            pass
+
+
+def bundled_sample_path() -> Path:
+    """The bundled sample: 9,165 real ICEWS14 events among 16 diplomatic actors."""
+    return Path(str(resources.files("chronorag") / "data" / "icews14_diplomacy_sample.tsv.gz"))
+
+
+DEMO_QUESTIONS = [
+    "Who did John Kerry negotiate with about Iran's nuclear programme?",
+    "Which country did Xi Jinping visit?",
+    "Who criticized North Korea?",
+]
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from chronorag.graphs.io import read_events
+    from chronorag.integrations.event_index import build_event_index
+
+    t0 = time.perf_counter()
+    store = read_events(args.kg, fmt=args.format, on_error=args.on_error, progress=not args.quiet)
+    t_load = time.perf_counter() - t0
+    idx = build_event_index(store, args.out, encoder=args.encoder, cache=args.cache,
+                            index_kind=args.index, progress=not args.quiet)
+    rep = store.load_report
+    summary = {
+        "index_dir": str(args.out),
+        "events": len(store),
+        "entities": len(store.entities),
+        "relations": len(store.relations),
+        "distinct_triples": idx.meta["n_triples"],
+        "embedded_now": idx.meta["n_embedded"],
+        "skipped_lines": rep.n_skipped if rep else 0,
+        "encoder": idx.meta["model_id"],
+        "load_s": round(t_load, 2),
+        **{k: round(v, 2) for k, v in idx.meta["timings"].items()},
+        "total_s": round(time.perf_counter() - t0, 2),
+    }
+    if rep and rep.n_skipped:
+        print(f"skipped {rep.n_skipped} malformed lines, e.g. {rep.examples[0]}", file=sys.stderr)
+    print(json.dumps(summary, ensure_ascii=False))
+    return 0
+
+
+def _answer(index_dir: str, question: str, method: str, llm_url: str | None) -> dict[str, Any]:
+    from chronorag.evaluation import make_method
+
+    m = make_method(method, index_dir, llm_url=llm_url)
+    pred = m({"question": question, "answers": ["?"]})
+    return {"question": question, "method": method, "answers": pred.answers[:10],
+            "evidence": pred.evidence[:10], "info": pred.info}
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    if not args.question.strip():
+        raise ValueError("the question is empty")
+    res = _answer(args.index_dir, args.question, args.method, args.llm_url)
+    if args.json:
+        print(json.dumps(res, ensure_ascii=False))
+        return 0
+    mode = "" if args.llm_url else " (no-LLM mode)"
+    print(f"Q: {res['question']}\nmethod: {res['method']}{mode}")
+    print("answers:", "; ".join(res["answers"][:5]) or "(none)")
+    print("evidence:")
+    for e in res["evidence"]:
+        print("  -", e)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from chronorag.evaluation import format_table, load_questions, make_method, run_eval
+
+    questions = load_questions(args.questions, limit=args.limit)
+    method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
+    out = args.out or Path(tempfile.gettempdir()) / f"chronorag-{args.dataset}-{args.method}.jsonl"
+    metrics = run_eval(method, questions, out_path=out, progress=not args.quiet)
+    metrics = {"dataset": args.dataset, "method": args.method, "predictions": str(out), **metrics}
+    print(format_table(metrics))
+    print(json.dumps(metrics, ensure_ascii=False))
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from chronorag.graphs.persist import read_json
+
+    meta = read_json(Path(args.index_dir) / "index.json")
+    print(json.dumps(meta, indent=1, ensure_ascii=False))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from chronorag.graphs.io import read_events
+    from chronorag.integrations.event_index import build_event_index
+    from chronorag.retrievers.dense import DenseEventRetriever
+
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
+    print("chronorag demo: offline, no LLM (dense retrieval + symbolic time filters)")
+    print(f"1. ingest the bundled sample ({bundled_sample_path().name}) into {out}")
+    store = read_events(bundled_sample_path(), progress=not args.quiet)
+    idx = build_event_index(store, out, encoder=args.encoder, cache=args.cache,
+                            progress=not args.quiet)
+    print(f"   {store!r}; {idx.meta['n_triples']} distinct triples embedded with {idx.meta['model_id']}")
+    print("2. symbolic lookup: when did John Kerry consult Sergey Lavrov in March 2014?")
+    ids = store.query(subject="John Kerry", relation="Consult", object="Sergey Viktorovich Lavrov",
+                      begin_time="2014-03", end_time="2014-03", type="in/on")
+    print("   " + ", ".join(store.start_text(int(i)) for i in ids))
+    print("3. dense retrieval, restricted to events after 2014-06 (TempTool 'after' filter)")
+    for q in DEMO_QUESTIONS:
+        r = DenseEventRetriever(idx, similarity_top_k=3, begin_time="2014-06", type="after")
+        print(f"   Q: {q}")
+        for nws in r.retrieve(q):
+            print(f"      {nws.score:.3f}  {nws.node.get_content()}")
+    print(f"index kept at {out}; try: chronorag ask {out} \"Who did Barack Obama praise?\"")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``chronorag`` command."""
+    p = argparse.ArgumentParser(prog="chronorag", description="Temporal GraphRAG components.")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add_encoder_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--encoder", default="minilm", choices=["minilm", "static"],
+                        help="embedding model: MiniLM (default) or static (distilled, fast)")
+        sp.add_argument("--cache", default=None, help="embedding cache file (default: $CHRONORAG_HOME/embeddings.sqlite)")
+
+    sp = sub.add_parser("ingest", help="build an index directory from a KG file")
+    sp.add_argument("kg", help="events file: ICEWS-style .tsv[.gz], .csv or .jsonl")
+    sp.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    sp.add_argument("--format", choices=["tsv", "csv", "jsonl"], default=None)
+    sp.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                    help="malformed lines: fail (default) or skip and report")
+    sp.add_argument("--index", choices=["flat", "hnsw"], default="flat")
+    add_encoder_opts(sp)
+    sp.set_defaults(func=_cmd_ingest)
+
+    sp = sub.add_parser("demo", help="ingest the bundled sample and run a few queries offline")
+    sp.add_argument("--out", default=None, help="where to keep the demo index")
+    add_encoder_opts(sp)
+    sp.set_defaults(func=_cmd_demo)
+
+    from chronorag.evaluation import METHODS
+
+    sp = sub.add_parser("ask", help="answer one question over an index")
+    sp.add_argument("index_dir")
+    sp.add_argument("question")
+    sp.add_argument("--method", default="dense", choices=sorted(METHODS))
+    sp.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(func=_cmd_ask)
+
+    sp = sub.add_parser("eval", help="evaluate a method on a question file")
+    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl"])
+    sp.add_argument("index_dir")
+    sp.add_argument("questions")
+    sp.add_argument("--method", default="dense", choices=sorted(METHODS))
+    sp.add_argument("--limit", type=int, default=None)
+    sp.add_argument("--out", default=None, help="predictions JSONL")
+    sp.add_argument("--llm-url", default=None)
+    sp.set_defaults(func=_cmd_eval)
+
+    sp = sub.add_parser("info", help="print an index directory's metadata")
+    sp.add_argument("index_dir")
+    sp.set_defaults(func=_cmd_info)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``chronorag`` console script."""
+    set_offline_env()
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
+        print(f"chronorag {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""The evaluation runner shared by every method, and the methods registry.
+
+A *method* answers one question dict with a :class:`Prediction` (ranked short
+answers plus the evidence texts it used). :func:`run_eval` runs a method over a
+question file, writes predictions as JSONL, and returns metrics overall and per
+``qtype``; the CLI prints them as a table and, on its last line, as one JSON object.
+
+Methods registered here (others add themselves with :func:`register_method`):
+
+``dense``
+    :class:`~chronorag.retrievers.dense.DenseEventRetriever` top-10 events read by
+    :func:`rank_candidates` (no LLM): the time-blind baseline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chronorag.errors import DataFormatError, UnknownNameError
+from chronorag.metrics import exact_match, hits_at_k, normalize_answer, token_f1
+
+__all__ = [
+    "Prediction",
+    "Method",
+    "load_questions",
+    "run_eval",
+    "format_table",
+    "register_method",
+    "make_method",
+    "METHODS",
+    "rank_candidates",
+]
+
+
+@dataclass
+class Prediction:
+    """What a method returns for one question."""
+
+    answers: list[str]
+    evidence: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+Method = Callable[[dict[str, Any]], Prediction]
+METHODS: dict[str, Callable[..., Method]] = {}
+
+
+def register_method(name: str, factory: Callable[..., Method]) -> None:
+    """Register ``factory(index_dir, **options) -> Method`` under ``name``."""
+    if not name or not callable(factory):
+        raise ValueError(f"register_method needs a name and a callable, got {name!r}, {factory!r}")
+    METHODS[name] = factory
+
+
+def make_method(name: str, index_dir: str | os.PathLike[str], **options: Any) -> Method:
+    """Build a registered method over an index directory."""
+    if name not in METHODS:
+        raise UnknownNameError(f"unknown method {name!r}; available: {sorted(METHODS)}")
+    return METHODS[name](index_dir, **options)
+
+
+def load_questions(path: str | os.PathLike[str], *, limit: int | None = None) -> list[dict[str, Any]]:
+    """Read a JSONL(.gz) question file; each row needs ``question`` and an ``answers`` list.
+
+    Raises
+    ------
+    DataFormatError
+        Naming ``file:line`` for a row that is not JSON or lacks those fields.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such question file: {p}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    opener = gzip.open if p.name.endswith(".gz") else open
+    rows: list[dict[str, Any]] = []
+    with opener(p, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(f"{p}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("question"), str):
+                raise DataFormatError(f"{p}:{lineno}: row has no 'question' string")
+            answers = row.get("answers", row.get("answer"))
+            if isinstance(answers, str):
+                answers = [answers]
+            if not isinstance(answers, list) or not answers:
+                raise DataFormatError(f"{p}:{lineno}: row has no non-empty 'answers' list")
+            row["answers"] = [str(a) for a in answers]
+            rows.append(row)
+            if limit is not None and len(rows) >= limit:
+                break
+    return rows
+
+
+def rank_candidates(
+    events: Sequence[Any], question: str, *, with_time: bool = True
+) -> list[str]:
+    """Turn retrieved events into ranked answer candidates (a naive, LLM-free reader).
+
+    For each event in rank order it proposes the object, the subject and the date;
+    names already written in the question are skipped (the question's anchors are
+    rarely its answer). Duplicates keep their best rank.
+
+    Parameters
+    ----------
+    events : sequence of Event
+        Retrieved events, best first (objects with ``subject``, ``object``, ``start``).
+    question : str
+        The question text.
+    with_time : bool
+        Also propose each event's date.
+    """
+    qn = f" {normalize_answer(question)} "
+    seen: set[str] = set()
+    out: list[str] = []
+    for ev in events:
+        cands = [ev.object, ev.subject] + ([ev.start] if with_time else [])
+        for c in cands:
+            n = normalize_answer(c)
+            if not n or n in seen or f" {n} " in qn:
+                continue
+            seen.add(n)
+            out.append(c)
+    return out
+
+
+def run_eval(
+    method: Method,
+    questions: Iterable[dict[str, Any]],
+    *,
+    out_path: str | os.PathLike[str] | None = None,
+    ks: Sequence[int] = (1, 3, 10),
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run ``method`` on every question and compute metrics.
+
+    Returns
+    -------
+    dict
+        ``n``, ``hits@k`` for each k, ``em``, ``f1``, ``latency_ms_p50``/``p95``, and
+        ``by_qtype`` with the same per ``qtype`` (when the questions have one).
+    """
+    qs = list(questions)
+    if not qs:
+        raise ValueError("no questions to evaluate")
+    if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
+        raise ValueError(f"ks must be positive integers, got {ks!r}")
+    records: list[dict[str, Any]] = []
+    iterator: Iterable[dict[str, Any]] = qs
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(qs, desc="evaluating", unit="q")
+    out_fh = open(out_path, "w", encoding="utf-8") if out_path is not None else None
+    try:
+        for q in iterator:
+            t0 = time.perf_counter()
+            pred = method(q)
+            dt = (time.perf_counter() - t0) * 1000
+            golds = q["answers"]
+            rec = {
+                "quid": q.get("quid", q.get("id")),
+                "question": q["question"],
+                "qtype": q.get("qtype", q.get("type")),
+                "answers": golds,
+                "predicted": pred.answers[: max(ks)],
+                "latency_ms": round(dt, 3),
+                **{f"hits@{k}": hits_at_k(pred.answers, golds, k) for k in ks},
+                "em": exact_match(pred.answers[0], golds) if pred.answers else 0.0,
+                "f1": token_f1(pred.answers[0], golds) if pred.answers else 0.0,
+                "evidence": pred.evidence[:10],
+                "info": pred.info,
+            }
+            records.append(rec)
+            if out_fh is not None:
+                out_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    finally:
+        if out_fh is not None:
+            out_fh.close()
+    metrics = _aggregate(records, ks)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        if r["qtype"] is not None:
+            groups[str(r["qtype"])].append(r)
+    if groups:
+        metrics["by_qtype"] = {g: _aggregate(rs, ks) for g, rs in sorted(groups.items())}
+    return metrics
+
+
+def _aggregate(records: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    n = len(records)
+    lat = sorted(r["latency_ms"] for r in records)
+    out: dict[str, Any] = {"n": n}
+    for k in ks:
+        out[f"hits@{k}"] = round(sum(r[f"hits@{k}"] for r in records) / n, 4)
+    out["em"] = round(sum(r["em"] for r in records) / n, 4)
+    out["f1"] = round(sum(r["f1"] for r in records) / n, 4)
+    out["latency_ms_p50"] = round(statistics.median(lat), 3)
+    out["latency_ms_p95"] = round(lat[min(n - 1, int(0.95 * n))], 3)
+    return out
+
+
+def format_table(metrics: dict[str, Any]) -> str:
+    """A plain-text table of overall and per-qtype metrics."""
+    cols = [c for c in metrics if c.startswith("hits@")] + ["em", "f1", "latency_ms_p50"]
+    rows = [("overall", metrics)] + list(metrics.get("by_qtype", {}).items())
+    head = f"{'group':<16}{'n':>6}" + "".join(f"{c:>16}" for c in cols)
+    lines = [head, "-" * len(head)]
+    for name, m in rows:
+        lines.append(f"{name:<16}{m['n']:>6}" + "".join(f"{m[c]:>16}" for c in cols))
+    return "\n".join(lines)
+
+
+def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10, **_: Any) -> Method:
+    from chronorag.integrations.event_index import EventIndex
+    from chronorag.retrievers.dense import DenseEventRetriever
+
+    index = EventIndex.load(index_dir)
+    retriever = DenseEventRetriever(index, similarity_top_k=top_k)
+
+    def method(q: dict[str, Any]) -> Prediction:
+        ids, scores = retriever.retrieve_event_ids(q["question"])
+        events = index.store.events(ids)
+        return Prediction(
+            answers=rank_candidates(events, q["question"]),
+            evidence=[e.verbalize() for e in events],
+            info={"event_ids": [int(i) for i in ids]},
+        )
+
+    return method
+
+
+register_method("dense", _dense_factory)

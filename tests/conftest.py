@@ -1,0 +1,45 @@
+"""Shared fixtures; every test runs offline (see chronorag.cli.OFFLINE_ENV)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from chronorag.cli import set_offline_env
+
+set_offline_env()
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _chronorag_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    os.environ["CHRONORAG_HOME"] = str(tmp_path_factory.mktemp("chronorag_home"))
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from chronorag.integrations.embeddings import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder()
+
+
+@pytest.fixture(scope="session")
+def ecb_store():
+    from chronorag.graphs.io import read_events
+
+    return read_events(FIXTURES / "ecb_events.tsv", progress=False)
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory, minilm):
+    from chronorag.cli import bundled_sample_path
+    from chronorag.graphs.io import read_events
+    from chronorag.integrations.event_index import build_event_index
+
+    store = read_events(bundled_sample_path(), progress=False)
+    out = tmp_path_factory.mktemp("idx") / "sample"
+    return build_event_index(store, out, encoder=minilm, progress=False)

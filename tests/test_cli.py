@@ -1,0 +1,65 @@
+import json
+
+import pytest
+
+from chronorag.cli import main
+from conftest import FIXTURES
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_ingest_ask_eval_info(tmp_path, capsys):
+    out = tmp_path / "idx"
+    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(out)]) == 0
+    summary = _last_json(capsys.readouterr().out)
+    assert summary["events"] == 11 and summary["distinct_triples"] == 8 and summary["embedded_now"] == 8
+    # second ingest hits the embedding cache
+    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(out)]) == 0
+    assert _last_json(capsys.readouterr().out)["embedded_now"] == 0
+
+    assert main(["ask", str(out), "Who did the European Central Bank criticize?", "--json"]) == 0
+    res = _last_json(capsys.readouterr().out)
+    assert res["evidence"][0].endswith("European Central Bank criticized or denounced Viktor Orban.") or \
+        "European Central Bank criticized" in res["evidence"][0]
+    assert "European Central Bank" not in res["answers"]  # the question's own anchor is not an answer
+
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(
+        json.dumps({"quid": 1, "question": "Who criticized the European Central Bank?", "answers": ["France"], "qtype": "equal"}) + "\n"
+        + json.dumps({"quid": 2, "question": "Whom did the European Central Bank criticize?", "answers": ["2099"], "qtype": "equal"}) + "\n")
+    preds = tmp_path / "p.jsonl"
+    assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", "dense", "--out", str(preds)]) == 0
+    stdout = capsys.readouterr().out
+    metrics = _last_json(stdout)
+    assert "overall" in stdout and metrics["n"] == 2
+    # the time-blind baseline ranks Government (Germany), 2011-02-14, France, ...
+    assert metrics["hits@1"] == 0.0 and metrics["hits@3"] == 0.5 and metrics["by_qtype"]["equal"]["n"] == 2
+    rows = [json.loads(l) for l in preds.read_text().splitlines()]
+    assert rows[0]["predicted"][:3] == ["Government (Germany)", "2011-02-14", "France"]
+    assert rows[1]["hits@10"] == 0.0
+
+    assert main(["info", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["n_events"] == 11
+
+
+def test_cli_errors_are_clear(tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("A\tB\tC\t2014-13-01\n")
+    assert main(["-q", "ingest", str(bad), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.tsv:1" in err and "2014-13-01" in err
+    assert not (tmp_path / "x").exists()
+    assert main(["ask", str(tmp_path), "q"]) == 2
+    assert "no index.json" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["eval", "multitq", str(tmp_path), "q.jsonl", "--method", "nope"])
+
+
+def test_demo_runs(tmp_path, capsys):
+    assert main(["-q", "demo", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "no LLM" in out
+    assert "2014-03-05" in out  # first Kerry-Lavrov consultation in March 2014 (from the real data)
+    assert out.count("Q: ") == 3

@@ -1,0 +1,89 @@
+"""LLM path, end to end over HTTP against the ScriptedOpenAIServer test double."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from chronorag.errors import LLMError
+from chronorag.integrations.embeddings import OpenAIEmbeddingEncoder
+from chronorag.integrations.llm import LLMConfig, chat
+from chronorag.integrations.testing import ScriptedOpenAIServer
+
+
+def test_config_from_env(monkeypatch):
+    monkeypatch.setenv("CHRONORAG_BASE_URL", "http://127.0.0.1:9/v1/")
+    monkeypatch.setenv("CHRONORAG_MODEL", "qwen")
+    monkeypatch.setenv("CHRONORAG_TEMPERATURE", "0.3")
+    cfg = LLMConfig()
+    assert (cfg.base_url, cfg.model, cfg.temperature) == ("http://127.0.0.1:9/v1", "qwen", 0.3)
+    with pytest.raises(ValueError, match="base_url"):
+        LLMConfig(base_url="localhost:8000")
+    with pytest.raises(ValueError):
+        LLMConfig(temperature=-1)
+    monkeypatch.delenv("CHRONORAG_BASE_URL")
+    with pytest.raises(LLMError, match="CHRONORAG_BASE_URL"):
+        LLMConfig().require()
+
+
+def test_chat_langchain_llamaindex_and_ledger():
+    replies = ["Paris", "Berlin", "Rome"]
+    with ScriptedOpenAIServer(replies) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        with cfg.ledger.query("q1"):
+            assert chat(cfg, [{"role": "user", "content": "capital of france"}]) == "Paris"
+            assert cfg.langchain_chat().invoke("capital of germany").content == "Berlin"
+        from llama_index.core.llms import ChatMessage
+
+        with cfg.ledger.query("q2"):
+            out = cfg.llama_index_llm().chat([ChatMessage(role="user", content="capital of italy please")])
+        assert out.message.content == "Rome"
+        assert srv.requests[0]["messages"][0]["content"] == "capital of france"
+    per = cfg.ledger.per_query()
+    assert per["q1"]["calls"] == 2 and per["q1"]["prompt_tokens"] == 6 and per["q1"]["completion_tokens"] == 2
+    assert per["q2"] == {**per["q2"], "calls": 1, "prompt_tokens": 4, "completion_tokens": 1}
+    assert per["q1"]["latency_s"] > 0
+
+
+def test_native_tool_calls_and_streaming():
+    from langchain_core.tools import tool
+
+    @tool
+    def get_time(head: str, rel: str, tail: str) -> str:
+        """When did head do rel to tail."""
+        return "2010-08-30"
+
+    call = {"tool_calls": [{"name": "get_time", "arguments": {"head": "ECB", "rel": "criticize", "tail": "Romania"}}]}
+    with ScriptedOpenAIServer([call, "streamed answer"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        msg = cfg.langchain_chat().bind_tools([get_time]).invoke("when?")
+        assert msg.tool_calls[0]["name"] == "get_time"
+        assert msg.tool_calls[0]["args"] == {"head": "ECB", "rel": "criticize", "tail": "Romania"}
+        assert srv.requests[0]["tools"][0]["function"]["name"] == "get_time"
+        chunks = [c.content for c in cfg.langchain_chat().stream("go")]
+        assert "".join(chunks) == "streamed answer"
+
+
+def test_async_client_and_errors():
+    with ScriptedOpenAIServer(["async ok"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        res = asyncio.run(cfg.langchain_chat().ainvoke("hi"))
+        assert res.content == "async ok"
+        assert cfg.ledger.summary()["calls"] == 1
+        with pytest.raises(LLMError, match="exhausted"):
+            chat(cfg, [{"role": "user", "content": "one too many"}])
+    with pytest.raises(ValueError, match="message #0"):
+        chat(LLMConfig(base_url="http://127.0.0.1:9/v1"), ["not a dict"])
+    with pytest.raises(LLMError, match="no LLM endpoint"):
+        chat(LLMConfig(), [{"role": "user", "content": "x"}])
+
+
+def test_openai_embedding_endpoint():
+    with ScriptedOpenAIServer(embedding_dim=24) as srv:
+        enc = OpenAIEmbeddingEncoder(srv.base_url, "emb", batch_size=2)
+        v = enc.encode(["a", "b", "c", "a"])
+        assert v.shape == (4, 24) and np.allclose(v[0], v[3])
+        assert np.allclose(np.linalg.norm(v, axis=1), 1)
+        assert len(srv.requests) == 2  # batched
+    with pytest.raises(ValueError, match="base_url"):
+        OpenAIEmbeddingEncoder("ftp://x", "m")

@@ -1,0 +1,48 @@
+import pytest
+
+from chronorag.metrics import answer_matches, evidence_recall, exact_match, hits_at_k, token_f1
+
+
+def test_time_matching_at_gold_granularity():
+    assert answer_matches("2010-05", "2010-05")
+    assert answer_matches("May 2010", "2010-05")
+    assert answer_matches("2010-05-14", "2010-05")
+    assert not answer_matches("2010", "2010-05")
+    assert not answer_matches("2010-06", "2010-05")
+    assert answer_matches("2010-05-14", "2010")
+    assert not answer_matches("Iran", "2010")
+
+
+def test_entity_matching_normalised():
+    assert answer_matches("the  Government (Germany)", "Government (Germany)")
+    assert answer_matches("Ali\u00a0Khamenei", "Ali Khamenei")
+    assert not answer_matches("Government (France)", "Government (Germany)")
+
+
+def test_hits_at_k():
+    ranked = ["China", "Sudan", "Iran"]
+    assert hits_at_k(ranked, ["Sudan"], 1) == 0.0
+    assert hits_at_k(ranked, ["Sudan"], 2) == 1.0
+    assert hits_at_k(ranked, ["Iran", "Kenya"], 3) == 1.0
+    with pytest.raises(ValueError, match="k must"):
+        hits_at_k(ranked, ["x"], 0)
+    with pytest.raises(ValueError, match="golds is empty"):
+        hits_at_k(ranked, [], 1)
+    with pytest.raises(TypeError):
+        hits_at_k("China", ["China"], 1)
+
+
+def test_em_f1():
+    assert exact_match("The Eiffel Tower!", ["eiffel tower"]) == 1.0
+    assert token_f1("Audi delivered 1.8 million cars", ["1.8 million cars"]) == pytest.approx(2 * 0.6 * 1 / 1.6)
+    assert token_f1("nothing", ["else"]) == 0.0
+
+
+def test_evidence_recall():
+    ev = ["Audi delivered 1,802,073 cars in 2019.", "In 2022 deliveries were 1,614,231."]
+    texts = ["... AUDI delivered 1,802,073 cars in 2019 ...", "In 2022, deliveries were 1,614,231 vehicles."]
+    assert evidence_recall(texts, ev) == 1.0
+    assert evidence_recall(texts[:1], ev) == 0.0
+    assert evidence_recall(texts, ev, k=1) == 0.0
+    with pytest.raises(ValueError, match="min_overlap"):
+        evidence_recall(texts, ev, min_overlap=0)
