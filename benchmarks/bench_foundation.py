@@ -67,7 +67,7 @@ def bench_embed(n: int) -> dict:
     store = read_events(DATA / "icews05-15" / "icews05-15_full.tsv.gz", progress=False)
     first, _ = store.triple_ids()
     texts = triple_texts(store, first[np.random.default_rng(0).permutation(len(first))[:n]])
-    out = {"texts": len(texts), "distinct_triples_icews05-15": int(len(first))}
+    out = {"texts": len(texts), "distinct_triples_icews05-15": len(first)}
     for name, enc in (("minilm", SentenceTransformerEncoder()), ("static", StaticEncoder())):
         enc.encode(texts[:64])
         t = time.perf_counter(); enc.encode(texts); dt = time.perf_counter() - t

@@ -1,9 +1,9 @@
 import json
 
 import pytest
+from conftest import FIXTURES
 
 from chronorag.cli import main
-from conftest import FIXTURES
 
 
 def _last_json(out: str) -> dict:

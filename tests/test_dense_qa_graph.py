@@ -1,8 +1,8 @@
+import pytest
+
 from chronorag.integrations.llm import LLMConfig
 from chronorag.integrations.testing import ScriptedOpenAIServer
 from chronorag.workflows.dense_qa.graph import build_graph, parse_ranked_lines
-
-import pytest
 
 
 def test_no_llm_mode(sample_index):

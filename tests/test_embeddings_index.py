@@ -3,7 +3,10 @@ import pytest
 
 from chronorag.errors import IndexFormatError
 from chronorag.integrations.embeddings import (
-    CachedEncoder, EmbeddingCache, as_langchain_embeddings, as_llama_index_embedding,
+    CachedEncoder,
+    EmbeddingCache,
+    as_langchain_embeddings,
+    as_llama_index_embedding,
 )
 from chronorag.integrations.event_index import EventIndex
 from chronorag.integrations.vector_index import VectorIndex
@@ -101,3 +104,17 @@ def test_event_index_and_dense_retriever(sample_index, tmp_path):
         DenseEventRetriever(idx, type="sometime")
     with pytest.raises(IndexFormatError, match="no index.json"):
         EventIndex.load(tmp_path)
+
+
+def test_static_encoder_distilled_offline(tmp_path):
+    from chronorag.integrations.embeddings import StaticEncoder
+
+    with pytest.raises(FileNotFoundError, match="no distilled"):
+        StaticEncoder(tmp_path / "none", distill_if_missing=False)
+    enc = StaticEncoder(tmp_path / "static")  # distils from the bundled MiniLM, no network
+    assert (tmp_path / "static" / "config.json").exists()
+    v = enc.encode(["Barack Obama praised Japan.", "Barack Obama endorsed Japan.", "Police arrested a protester."])
+    assert v.shape == (3, enc.dim) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2]
+    again = StaticEncoder(tmp_path / "static", distill_if_missing=False)
+    assert np.allclose(again.encode(["Barack Obama praised Japan."])[0], v[0], atol=1e-6)

@@ -2,7 +2,10 @@ import pytest
 from llama_index.core.graph_stores import SimplePropertyGraphStore
 
 from chronorag.graphs.store import EventStoreBuilder
-from chronorag.integrations.property_graph import export_to_property_graph, store_from_property_graph
+from chronorag.integrations.property_graph import (
+    export_to_property_graph,
+    store_from_property_graph,
+)
 
 
 def _store():

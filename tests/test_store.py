@@ -3,13 +3,12 @@ import json
 
 import numpy as np
 import pytest
+from conftest import FIXTURES
 
 from chronorag.errors import DataFormatError, IndexFormatError, UnknownNameError
 from chronorag.graphs.io import read_events
 from chronorag.graphs.store import EventStoreBuilder, TemporalEventStore
 from chronorag.graphs.verbalize import past_tense, verbalize_event
-
-from conftest import FIXTURES
 
 
 def test_fixture_loads_with_vocab_and_report(ecb_store):
@@ -119,10 +118,9 @@ def test_atomic_save_keeps_previous_index(tmp_path, ecb_store):
 
     target = tmp_path / "idx"
     ecb_store.save(target)
-    with pytest.raises(RuntimeError):
-        with atomic_dir(target) as tmp:
-            (tmp / "store.json").write_text("{}")
-            raise RuntimeError("ingest died")
+    with pytest.raises(RuntimeError), atomic_dir(target) as tmp:
+        (tmp / "store.json").write_text("{}")
+        raise RuntimeError("ingest died")
     assert len(TemporalEventStore.load(target)) == 11
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
     (target / "store.json").write_text(json.dumps({"format": 99}))

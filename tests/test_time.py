@@ -3,8 +3,13 @@ import pytest
 
 from chronorag.errors import IntervalOrderError, TimeParseError
 from chronorag.graphs.time import (
-    ALLEN_RELATIONS, Granularity, TimeInterval, allen_relation, parse_time,
-    parse_time_mention, temporal_mask,
+    ALLEN_RELATIONS,
+    Granularity,
+    TimeInterval,
+    allen_relation,
+    parse_time,
+    parse_time_mention,
+    temporal_mask,
 )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from chronorag.errors import ChronoRAGError
 
-__all__ = ["main", "bundled_sample_path", "OFFLINE_ENV"]
+__all__ = ["OFFLINE_ENV", "bundled_sample_path", "main"]
 
 OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",

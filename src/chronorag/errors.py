@@ -10,13 +10,13 @@ from __future__ import annotations
 
 __all__ = [
     "ChronoRAGError",
-    "TimeParseError",
-    "IntervalOrderError",
     "DataFormatError",
-    "UnknownNameError",
     "IndexFormatError",
-    "MissingExtraError",
+    "IntervalOrderError",
     "LLMError",
+    "MissingExtraError",
+    "TimeParseError",
+    "UnknownNameError",
 ]
 
 

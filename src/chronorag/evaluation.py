@@ -29,15 +29,15 @@ from chronorag.errors import DataFormatError, UnknownNameError
 from chronorag.metrics import exact_match, hits_at_k, normalize_answer, token_f1
 
 __all__ = [
-    "Prediction",
-    "Method",
-    "load_questions",
-    "run_eval",
-    "format_table",
-    "register_method",
-    "make_method",
     "METHODS",
+    "Method",
+    "Prediction",
+    "format_table",
+    "load_questions",
+    "make_method",
     "rank_candidates",
+    "register_method",
+    "run_eval",
 ]
 
 

@@ -21,12 +21,12 @@ from chronorag.errors import TimeParseError
 from chronorag.graphs.time import TimePoint, parse_time_mention
 
 __all__ = [
-    "normalize_answer",
     "answer_matches",
-    "hits_at_k",
-    "exact_match",
-    "token_f1",
     "evidence_recall",
+    "exact_match",
+    "hits_at_k",
+    "normalize_answer",
+    "token_f1",
     "token_overlap",
 ]
 

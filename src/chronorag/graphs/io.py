@@ -30,7 +30,7 @@ from typing import Any
 from chronorag.errors import ChronoRAGError, DataFormatError
 from chronorag.graphs.store import EventStoreBuilder, LoadReport, TemporalEventStore
 
-__all__ = ["read_events", "detect_format", "FORMATS"]
+__all__ = ["FORMATS", "detect_format", "read_events"]
 
 FORMATS = ("tsv", "csv", "jsonl")
 _CORE = ("subject", "relation", "object")
@@ -45,8 +45,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         When the extension is not one of the known ones.
     """
     name = Path(path).name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    name = name.removesuffix(".gz")
     ext = name.rsplit(".", 1)[-1] if "." in name else ""
     fmt = {"tsv": "tsv", "txt": "tsv", "csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}.get(ext)
     if fmt is None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_dir", "write_json", "read_json"]
+__all__ = ["atomic_dir", "read_json", "write_json"]
 
 
 @contextlib.contextmanager

@@ -36,7 +36,7 @@ from chronorag.graphs.time import (
 )
 from chronorag.graphs.verbalize import verbalize_event
 
-__all__ = ["Event", "EventStoreBuilder", "TemporalEventStore", "LoadReport"]
+__all__ = ["Event", "EventStoreBuilder", "LoadReport", "TemporalEventStore"]
 
 STORE_FORMAT_VERSION = 1
 
@@ -86,7 +86,7 @@ class LoadReport:
 class _Vocab:
     """Name <-> id interning."""
 
-    __slots__ = ("names", "ids")
+    __slots__ = ("ids", "names")
 
     def __init__(self, names: Iterable[str] = ()) -> None:
         self.names: list[str] = list(names)
@@ -147,7 +147,7 @@ class EventStoreBuilder:
         self,
         subject: str,
         relation: str,
-        object: str,  # noqa: A002
+        object: str,
         start: str | TimePoint,
         end: str | TimePoint | None = None,
         *,
@@ -231,7 +231,7 @@ class EventStoreBuilder:
 class _SortedIndex:
     """A permutation sorting one int64 key column, for range lookups."""
 
-    __slots__ = ("order", "keys")
+    __slots__ = ("keys", "order")
 
     def __init__(self, keys: np.ndarray) -> None:
         self.order = np.argsort(keys, kind="stable").astype(np.int64)
@@ -263,7 +263,7 @@ class TemporalEventStore:
         relations: list[str],
         subject: np.ndarray,
         relation: np.ndarray,
-        object: np.ndarray,  # noqa: A002
+        object: np.ndarray,
         t_lo: np.ndarray,
         t_hi: np.ndarray,
         g_start: np.ndarray,
@@ -313,7 +313,7 @@ class TemporalEventStore:
 
     # --------------------------------------------------------------- basic info
     def __len__(self) -> int:
-        return int(len(self.subject))
+        return len(self.subject)
 
     def __repr__(self) -> str:
         return (
@@ -429,7 +429,7 @@ class TemporalEventStore:
         *,
         subject: str | None = None,
         relation: str | None = None,
-        object: str | None = None,  # noqa: A002
+        object: str | None = None,
     ) -> np.ndarray:
         """Ids of events matching the given names (any subset), in id order.
 
@@ -484,7 +484,7 @@ class TemporalEventStore:
         *,
         begin_time: str | TimePoint = "-inf",
         end_time: str | TimePoint = "inf",
-        type: str = "in/on",  # noqa: A002
+        type: str = "in/on",
     ) -> np.ndarray:
         """Keep the events of ``ids`` that pass a TempTool filter (see :func:`~chronorag.graphs.time.temporal_mask`)."""
         ids = self._check_ids(ids)
@@ -496,10 +496,10 @@ class TemporalEventStore:
         *,
         subject: str | None = None,
         relation: str | None = None,
-        object: str | None = None,  # noqa: A002
+        object: str | None = None,
         begin_time: str | TimePoint = "-inf",
         end_time: str | TimePoint = "inf",
-        type: str = "in/on",  # noqa: A002
+        type: str = "in/on",
     ) -> np.ndarray:
         """Ids of events matching names and a temporal filter, sorted by (start, id)."""
         ids = self.find(subject=subject, relation=relation, object=object)
@@ -541,8 +541,7 @@ class TemporalEventStore:
         for name, col in (("texts", self._texts), ("attrs", self._attrs)):
             if col is not None:
                 with open(d / f"{name}.jsonl", "w", encoding="utf-8") as fh:
-                    for v in col:
-                        fh.write(json.dumps(v, ensure_ascii=False) + "\n")
+                    fh.writelines(json.dumps(v, ensure_ascii=False) + "\n" for v in col)
         write_json(
             d / "store.json",
             {"format": STORE_FORMAT_VERSION, "n_events": len(self),

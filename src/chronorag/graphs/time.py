@@ -24,18 +24,18 @@ import numpy as np
 from chronorag.errors import IntervalOrderError, TimeParseError
 
 __all__ = [
-    "Granularity",
-    "TimePoint",
-    "TimeInterval",
+    "ALLEN_RELATIONS",
+    "FILTER_TYPES",
     "NEG_INF",
     "POS_INF",
-    "FILTER_TYPES",
-    "ALLEN_RELATIONS",
+    "Granularity",
+    "TimeInterval",
+    "TimePoint",
+    "allen_relation",
+    "minutes_to_iso",
     "parse_time",
     "parse_time_mention",
-    "allen_relation",
     "temporal_mask",
-    "minutes_to_iso",
 ]
 
 NEG_INF = -(2**62)
@@ -228,14 +228,14 @@ _MENTION_PATTERNS = [
     # 14 May 2010 / 14th of May, 2010
     re.compile(
         rf"^(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mon>{_MONTH_ALT})\.?,?\s+(?P<y>\d{{4}})$",
-        re.I,
+        re.IGNORECASE,
     ),
     # May 14, 2010 / May 14th 2010
     re.compile(
-        rf"^(?P<mon>{_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})$", re.I
+        rf"^(?P<mon>{_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})$", re.IGNORECASE
     ),
     # May 2010 / May, 2010 / May of 2010
-    re.compile(rf"^(?P<mon>{_MONTH_ALT})\.?,?\s+(?:of\s+)?(?P<y>\d{{4}})$", re.I),
+    re.compile(rf"^(?P<mon>{_MONTH_ALT})\.?,?\s+(?:of\s+)?(?P<y>\d{{4}})$", re.IGNORECASE),
 ]
 
 
@@ -252,7 +252,7 @@ def parse_time_mention(text: str) -> TimePoint:
     """
     if not isinstance(text, str):
         raise TimeParseError(f"expected a time string, got {type(text).__name__}: {text!r}")
-    s = re.sub(r"^(?:in|on|at|during)\s+", "", text.strip(), flags=re.I).rstrip(".")
+    s = re.sub(r"^(?:in|on|at|during)\s+", "", text.strip(), flags=re.IGNORECASE).rstrip(".")
     try:
         return parse_time(s)
     except TimeParseError:
@@ -392,7 +392,7 @@ def temporal_mask(
     hi: np.ndarray,
     begin_time: str | TimePoint = "-inf",
     end_time: str | TimePoint = "inf",
-    type: str = "in/on",  # noqa: A002 - the tool interface calls it "type"
+    type: str = "in/on",
 ) -> np.ndarray:
     """Which events pass a TempTool-style temporal filter.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["verbalize_event", "past_tense"]
+__all__ = ["past_tense", "verbalize_event"]
 
 _IRREGULAR = {
     "make": "made", "give": "gave", "take": "took", "hold": "held", "meet": "met",
@@ -79,7 +79,7 @@ def _relation_phrase(relation: str) -> str:
 
 
 def verbalize_event(
-    subject: str, relation: str, object: str, time: str | None = None  # noqa: A002
+    subject: str, relation: str, object: str, time: str | None = None
 ) -> str:
     """One sentence describing an event.
 

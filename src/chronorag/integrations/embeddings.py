@@ -40,17 +40,17 @@ import numpy as np
 from chronorag.errors import LLMError, missing_extra
 
 __all__ = [
+    "ENCODER_KINDS",
+    "CachedEncoder",
+    "EmbeddingCache",
     "Encoder",
+    "OpenAIEmbeddingEncoder",
     "SentenceTransformerEncoder",
     "StaticEncoder",
-    "OpenAIEmbeddingEncoder",
-    "EmbeddingCache",
-    "CachedEncoder",
+    "as_langchain_embeddings",
+    "as_llama_index_embedding",
     "make_encoder",
     "minilm_path",
-    "ENCODER_KINDS",
-    "as_llama_index_embedding",
-    "as_langchain_embeddings",
 ]
 
 ENCODER_KINDS = ("minilm", "static", "openai")
@@ -130,9 +130,7 @@ class SentenceTransformerEncoder:
         self.batch_size = batch_size
         self.model_id = "all-MiniLM-L6-v2" if model_path is None else f"st:{path.name}"
         self.kind = "minilm" if model_path is None else None
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = get_dim()
         self.dim = int(dim if dim is not None else 384)
 

@@ -6,6 +6,7 @@ Layout of ``INDEX_DIR``::
     triples.npy          first event id of each distinct (s, r, o) triple
     triple_of_event.npy  for each event, its triple's row
     vectors.npy, vector_index.json[, hnsw.faiss]                     one vector per triple
+    entity_vectors.npy, relation_vectors.npy                         one vector per name (for alignment)
     index.json           encoder kind and model id, counts, build timings
 
 The directory is written atomically (:func:`chronorag.graphs.persist.atomic_dir`).
@@ -35,7 +36,7 @@ from chronorag.integrations.embeddings import (
 )
 from chronorag.integrations.vector_index import VectorIndex
 
-__all__ = ["EventIndex", "build_event_index", "default_cache_path", "INDEX_FORMAT_VERSION"]
+__all__ = ["INDEX_FORMAT_VERSION", "EventIndex", "build_event_index", "default_cache_path"]
 
 INDEX_FORMAT_VERSION = 1
 
@@ -67,6 +68,28 @@ class EventIndex:
     path: Path | None = None
     _encoder: Encoder | None = None
     _events_of_triple: tuple[np.ndarray, np.ndarray] | None = None
+    _name_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def name_vectors(self, kind: str) -> np.ndarray:
+        """Unit vectors of the entity (``kind="entity"``) or relation names, one row per id.
+
+        Read from ``entity_vectors.npy``/``relation_vectors.npy`` when the index has them,
+        else embedded (through the embedding cache) on first use.
+        """
+        if kind not in ("entity", "relation"):
+            raise ValueError(f"kind must be 'entity' or 'relation', got {kind!r}")
+        if kind not in self._name_vectors:
+            f = None if self.path is None else self.path / f"{kind}_vectors.npy"
+            names = self.store.entities if kind == "entity" else self.store.relations
+            if f is not None and f.exists():
+                vecs = np.load(f)
+            else:
+                enc = CachedEncoder(self.encoder, EmbeddingCache(default_cache_path()))
+                vecs = enc.encode(names)
+            if len(vecs) != len(names):
+                raise IndexFormatError(f"{kind}_vectors has {len(vecs)} rows for {len(names)} names")
+            self._name_vectors[kind] = vecs
+        return self._name_vectors[kind]
 
     @property
     def encoder(self) -> Encoder:
@@ -177,6 +200,11 @@ def build_event_index(
     cenc = CachedEncoder(enc, cache_obj, progress=progress)
     vecs = cenc.encode(texts)
     timings["embed_s"] = time.perf_counter() - t0
+    n_triples_embedded = cenc.n_computed
+    t0 = time.perf_counter()
+    ent_vecs = cenc.encode(store.entities)
+    rel_vecs = cenc.encode(store.relations)
+    timings["embed_names_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     vindex = VectorIndex(vecs, kind=index_kind)
     timings["faiss_s"] = time.perf_counter() - t0
@@ -187,8 +215,9 @@ def build_event_index(
         "model_id": enc.model_id,
         "dim": int(vecs.shape[1]),
         "n_events": len(store),
-        "n_triples": int(len(first)),
-        "n_embedded": int(cenc.n_computed),
+        "n_triples": len(first),
+        "n_embedded": int(n_triples_embedded),
+        "n_names_embedded": int(cenc.n_computed - n_triples_embedded),
         "index_kind": index_kind,
         "timings": timings,
     }
@@ -197,6 +226,9 @@ def build_event_index(
         np.save(tmp / "triples.npy", first)
         np.save(tmp / "triple_of_event.npy", inverse)
         vindex.save(tmp)
+        np.save(tmp / "entity_vectors.npy", ent_vecs)
+        np.save(tmp / "relation_vectors.npy", rel_vecs)
         write_json(tmp / "index.json", meta)
     return EventIndex(store=store, triples=first, triple_of_event=inverse, vectors=vindex,
-                      meta=meta, path=Path(out_dir), _encoder=enc)
+                      meta=meta, path=Path(out_dir), _encoder=enc,
+                      _name_vectors={"entity": ent_vecs, "relation": rel_vecs})

@@ -36,7 +36,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chronorag.errors import LLMError
 
-__all__ = ["LLMConfig", "TokenLedger", "CallRecord", "chat"]
+__all__ = ["CallRecord", "LLMConfig", "TokenLedger", "chat"]
 
 _current_query: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "chronorag_query", default=None

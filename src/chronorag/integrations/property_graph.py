@@ -26,7 +26,7 @@ from typing import Any
 from chronorag.errors import DataFormatError
 from chronorag.graphs.store import EventStoreBuilder, TemporalEventStore
 
-__all__ = ["export_to_property_graph", "store_from_property_graph", "relation_label", "EVENT_MARKER"]
+__all__ = ["EVENT_MARKER", "export_to_property_graph", "relation_label", "store_from_property_graph"]
 
 EVENT_MARKER = "chronorag_event"
 

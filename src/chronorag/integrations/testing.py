@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ScriptedOpenAIServer", "Reply"]
+__all__ = ["Reply", "ScriptedOpenAIServer"]
 
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
 
@@ -111,14 +111,14 @@ class ScriptedOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": server.model, "object": "model", "owned_by": "chronorag-test"}]})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length", "0"))
                 try:
                     req = json.loads(self.rfile.read(n) or b"{}")
@@ -150,7 +150,7 @@ class ScriptedOpenAIServer:
     def __enter__(self) -> ScriptedOpenAIServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ---------------------------------------------------------------- protocol

@@ -21,7 +21,7 @@ import numpy as np
 from chronorag.errors import IndexFormatError, missing_extra
 from chronorag.graphs.persist import read_json, write_json
 
-__all__ = ["VectorIndex", "faiss_available", "gpu_available", "INDEX_KINDS"]
+__all__ = ["INDEX_KINDS", "VectorIndex", "faiss_available", "gpu_available"]
 
 INDEX_KINDS = ("flat", "hnsw")
 

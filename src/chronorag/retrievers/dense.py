@@ -61,7 +61,7 @@ class DenseEventRetriever(BaseRetriever):
         triple_top_k: int | None = None,
         begin_time: str = "-inf",
         end_time: str = "inf",
-        type: str = "in/on",  # noqa: A002
+        type: str = "in/on",
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):

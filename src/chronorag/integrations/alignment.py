@@ -1,0 +1,358 @@
+"""Semantic alignment of free-text entity and relation phrases to a KG vocabulary.
+
+Two stages, as in TempTool-R1: embedding retrieval of the top-``n`` (50) candidate
+names, then a reranker picks the top-1. Deterministic: ties break by name order.
+
+Rerankers
+---------
+``LexicalReranker`` (offline default)
+    ``score = cosine + 0.6 * token_F1 + 0.4 * exact``, where tokens are normalised
+    (lower-case, punctuation and filler words dropped, plural ``-s`` stripped,
+    nationality adjectives mapped to their country: "Thai" -> "thailand"), so
+    "the Thai military" matches "Military (Thailand)" and "citizens of Norway"
+    matches "Citizen (Norway)". ``exact`` is 1 when the normalised token multisets
+    are equal. An optional ``prior`` (e.g. "this entity has events with that
+    relation") adds up to ``prior_weight``.
+``LLMReranker``
+    Asks the configured LLM to pick one numbered candidate (own prompt below).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from chronorag.errors import LLMError
+from chronorag.integrations.embeddings import Encoder
+
+__all__ = [
+    "Alignment",
+    "NameAligner",
+    "relation_tokens",
+    "LexicalReranker",
+    "LLMReranker",
+    "normalise_tokens",
+    "RERANK_PROMPT",
+]
+
+_FILLER = {
+    "the", "a", "an", "of", "for", "in", "on", "at", "to", "by", "and", "or", "s", "its",
+    "their", "his", "her", "with", "from", "about", "against",
+}
+
+# nationality adjective / demonym -> country token(s); general English, not dataset-specific
+_DEMONYMS = {
+    "afghan": "afghanistan", "albanian": "albania", "algerian": "algeria", "american": "united states",
+    "angolan": "angola", "argentine": "argentina", "argentinian": "argentina", "armenian": "armenia",
+    "australian": "australia", "austrian": "austria", "azerbaijani": "azerbaijan", "bahraini": "bahrain",
+    "bangladeshi": "bangladesh", "belarusian": "belarus", "belgian": "belgium", "bolivian": "bolivia",
+    "bosnian": "bosnia", "brazilian": "brazil", "british": "united kingdom", "bulgarian": "bulgaria",
+    "burmese": "myanmar", "burundian": "burundi", "cambodian": "cambodia", "cameroonian": "cameroon",
+    "canadian": "canada", "chadian": "chad", "chilean": "chile", "chinese": "china", "colombian": "colombia",
+    "congolese": "congo", "croatian": "croatia", "cuban": "cuba", "cypriot": "cyprus", "czech": "czech republic",
+    "danish": "denmark", "dutch": "netherlands", "ecuadorian": "ecuador", "egyptian": "egypt",
+    "emirati": "united arab emirates", "eritrean": "eritrea", "estonian": "estonia", "ethiopian": "ethiopia",
+    "european": "europe", "filipino": "philippines", "philippine": "philippines", "finnish": "finland",
+    "french": "france", "georgian": "georgia", "german": "germany", "ghanaian": "ghana", "greek": "greece",
+    "guinean": "guinea", "haitian": "haiti", "hungarian": "hungary", "icelandic": "iceland", "indian": "india",
+    "indonesian": "indonesia", "iranian": "iran", "iraqi": "iraq", "irish": "ireland", "israeli": "israel",
+    "italian": "italy", "ivorian": "cote divoire", "jamaican": "jamaica", "japanese": "japan",
+    "jordanian": "jordan", "kazakh": "kazakhstan", "kenyan": "kenya", "korean": "korea", "kosovar": "kosovo",
+    "kuwaiti": "kuwait", "kyrgyz": "kyrgyzstan", "lao": "laos", "laotian": "laos", "latvian": "latvia",
+    "lebanese": "lebanon", "liberian": "liberia", "libyan": "libya", "lithuanian": "lithuania",
+    "macedonian": "macedonia", "malagasy": "madagascar", "malawian": "malawi", "malaysian": "malaysia",
+    "malian": "mali", "maldivian": "maldives", "mauritanian": "mauritania", "mexican": "mexico",
+    "moldovan": "moldova", "mongolian": "mongolia", "moroccan": "morocco", "mozambican": "mozambique",
+    "namibian": "namibia", "nepalese": "nepal", "nepali": "nepal", "nicaraguan": "nicaragua",
+    "nigerian": "nigeria", "nigerien": "niger", "norwegian": "norway", "omani": "oman",
+    "pakistani": "pakistan", "palestinian": "palestine", "panamanian": "panama", "paraguayan": "paraguay",
+    "peruvian": "peru", "polish": "poland", "portuguese": "portugal", "qatari": "qatar",
+    "romanian": "romania", "russian": "russia", "rwandan": "rwanda", "saudi": "saudi arabia",
+    "senegalese": "senegal", "serbian": "serbia", "singaporean": "singapore", "slovak": "slovakia",
+    "slovenian": "slovenia", "somali": "somalia", "south african": "south africa", "spanish": "spain",
+    "sri lankan": "sri lanka", "sudanese": "sudan", "swedish": "sweden", "swiss": "switzerland",
+    "syrian": "syria", "taiwanese": "taiwan", "tajik": "tajikistan", "tanzanian": "tanzania",
+    "thai": "thailand", "tibetan": "tibet", "togolese": "togo", "tunisian": "tunisia", "turkish": "turkey",
+    "turkmen": "turkmenistan", "ugandan": "uganda", "ukrainian": "ukraine", "uruguayan": "uruguay",
+    "uzbek": "uzbekistan", "venezuelan": "venezuela", "vietnamese": "vietnam", "yemeni": "yemen",
+    "zambian": "zambia", "zimbabwean": "zimbabwe", "us": "united states", "uk": "united kingdom",
+    "un": "united nations", "eu": "european union",
+}
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _stem(tok: str) -> str:
+    if len(tok) > 4 and tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
+        return tok[:-1]
+    return tok
+
+
+# ICEWS sector names as people write them (applied to entity phrases and names alike)
+_ENTITY_PHRASES = [
+    (r"\bministry of (?:foreign|external) affairs\b|\b(?:foreign|external affairs) ministry\b", "foreign affairs"),
+    (r"\b(?:leader|premier|prime minister)\b", "head of government"),
+    (r"\b(?:armed forces|army|troops|soldiers)\b", "military"),
+    (r"\bpolice (?:force|officers?)\b", "police"),
+]
+
+# relation words as people write them -> the words ICEWS/CAMEO relation names use
+_RELATION_SYNONYMS = {
+    "want": "intent", "wanted": "intent", "wish": "intent", "wished": "intent", "intend": "intent",
+    "intention": "intent", "intentions": "intent", "willing": "intent", "willingness": "intent",
+    "interest": "intent", "interested": "intent", "desire": "intent", "hope": "intent",
+    "condemn": "criticize", "condemned": "criticize", "condemnation": "criticize", "denunciation": "denounce",
+    "blame": "criticize", "blamed": "criticize", "criticise": "criticize", "criticised": "criticize",
+    "criticism": "criticize", "commend": "praise", "commended": "praise", "laud": "praise",
+    "lauded": "praise", "applaud": "praise", "ask": "appeal", "asked": "appeal", "request": "appeal",
+    "requested": "appeal", "plead": "appeal", "remark": "comment", "remarks": "comment",
+    "negative": "pessimistic", "negatively": "pessimistic", "positive": "optimistic",
+    "positively": "optimistic", "decline": "reject", "declined": "reject", "refuse": "reject",
+    "refused": "reject", "call": "telephone", "called": "telephone", "phone": "telephone",
+    "receive": "host", "received": "host", "hosted": "host", "treaty": "agreement", "deal": "agreement",
+    "attack": "fight", "attacked": "fight", "talk": "negotiate", "talks": "negotiation",
+    "meeting": "meet", "met": "meet", "visited": "visit", "trip": "visit", "went": "visit",
+    "establish": "engage", "join": "engage", "seek": "intent", "sought": "intent",
+    "offer": "intent", "offered": "intent", "gave": "provide", "give": "provide", "sent": "make",
+    "send": "make", "paid": "make", "pay": "make",
+}
+_SUFFIXES = ("ations", "ation", "ions", "ion", "ing", "ed", "es", "e", "s")
+
+
+def stem_word(tok: str) -> str:
+    """A light suffix stripper so "negotiation", "negotiated" and "negotiate" share a stem."""
+    for suf in _SUFFIXES:
+        if len(tok) - len(suf) >= 4 and tok.endswith(suf):
+            return tok[: -len(suf)]
+    return tok
+
+
+def relation_tokens(text: str) -> list[str]:
+    """Tokens for relation matching: :func:`normalise_tokens`, synonyms, then stems."""
+    out = []
+    for tok in normalise_tokens(text):
+        syn = _RELATION_SYNONYMS.get(tok, tok)
+        out.extend(stem_word(t) for t in syn.split())
+    return out
+
+
+def normalise_tokens(text: str) -> list[str]:
+    """Tokens used for lexical matching (see the module docstring)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a string, got {type(text).__name__}")
+    s = text.replace("\u00a0", " ").lower().replace("'s", "")
+    for pat, rep in _ENTITY_PHRASES:
+        s = re.sub(pat, rep, s)
+    for two in ("south african", "sri lankan"):
+        s = s.replace(two, _DEMONYMS[two])
+    out: list[str] = []
+    for tok in _TOKEN.findall(s):
+        rep = _DEMONYMS.get(tok)
+        parts = rep.split() if rep else [tok]
+        for p in parts:
+            if p not in _FILLER:
+                out.append(_stem(p))
+    return out
+
+
+def acronym(name: str) -> str:
+    """Initials of a name's capitalised words: ``"European Central Bank"`` -> ``"ECB"``."""
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", name.split("(")[0])
+    return "".join(w[0] for w in words if w[0].isupper())
+
+
+def _f1(a: Counter[str], b: Counter[str]) -> float:
+    na, nb = sum(a.values()), sum(b.values())
+    if not na or not nb:
+        return 0.0
+    common = sum((a & b).values())
+    return 2 * common / (na + nb)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Result of aligning one phrase: the chosen name, its score, and the candidates seen."""
+
+    query: str
+    name: str
+    index: int
+    score: float
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+
+
+class Reranker(Protocol):
+    """Picks scores for candidate names given the query phrase."""
+
+    def score(self, query: str, names: Sequence[str], cosines: np.ndarray,
+              prior: np.ndarray | None) -> np.ndarray:  # pragma: no cover - protocol
+        """One score per candidate (higher is better)."""
+        ...
+
+
+class LexicalReranker:
+    """Offline reranker: cosine + token F1 + exact-match bonus (+ optional prior)."""
+
+    def __init__(self, *, f1_weight: float = 0.6, exact_weight: float = 0.4,
+                 prior_weight: float = 0.3, qualifier_weight: float = 0.4,
+                 tokenizer: Callable[[str], list[str]] = normalise_tokens) -> None:
+        for name, w in (("f1_weight", f1_weight), ("exact_weight", exact_weight),
+                        ("prior_weight", prior_weight)):
+            if w < 0:
+                raise ValueError(f"{name} must be >= 0, got {w}")
+        self.f1_weight, self.exact_weight, self.prior_weight = f1_weight, exact_weight, prior_weight
+        self.qualifier_weight = qualifier_weight
+        self.tokenizer = tokenizer
+        self._cache: dict[str, Counter[str]] = {}
+        self._qual: dict[str, set[str]] = {}
+
+    def _toks(self, s: str) -> Counter[str]:
+        c = self._cache.get(s)
+        if c is None:
+            c = Counter(self.tokenizer(s))
+            self._cache[s] = c
+            m = re.search(r"\(([^)]*)\)\s*$", s)
+            self._qual[s] = set(self.tokenizer(m.group(1))) if m else set()
+        return c
+
+    def score(self, query: str, names: Sequence[str], cosines: np.ndarray,
+              prior: np.ndarray | None = None) -> np.ndarray:
+        q = Counter(self.tokenizer(query))
+        out = np.asarray(cosines, dtype=np.float64).copy()
+        for i, n in enumerate(names):
+            t = self._toks(n)
+            out[i] += self.f1_weight * _f1(q, t) + self.exact_weight * float(bool(q) and q == t)
+            qual = self._qual[n]  # "(Thailand)" in "Military (Thailand)": must be in the query
+            if qual:
+                out[i] += self.qualifier_weight * (1.0 if qual <= set(q) else -1.0)
+        if prior is not None:
+            out += self.prior_weight * np.asarray(prior, dtype=np.float64)
+        return out
+
+
+RERANK_PROMPT = (
+    "A question mentions the phrase \"{query}\". Which of these knowledge-graph {kind} names "
+    "does it refer to?\n{listing}\n\nReply with the number of the best match only."
+)
+
+
+class LLMReranker:
+    """Reranker that asks an LLM (through :class:`~chronorag.integrations.llm.LLMConfig`).
+
+    The LLM's pick gets +1; the lexical score breaks ties and covers a reply that is
+    not a listed number (then the lexical order stands, and ``failures`` counts it).
+    """
+
+    def __init__(self, config: Any, *, kind: str = "entity", max_candidates: int = 20) -> None:
+        if not getattr(config, "is_configured", False):
+            raise LLMError("LLMReranker needs a configured LLMConfig (base_url set)")
+        self.config = config
+        self.kind = kind
+        self.max_candidates = max_candidates
+        self.lexical = LexicalReranker()
+        self.failures = 0
+
+    def score(self, query: str, names: Sequence[str], cosines: np.ndarray,
+              prior: np.ndarray | None = None) -> np.ndarray:
+        from chronorag.integrations.llm import chat
+
+        base = self.lexical.score(query, names, cosines, prior)
+        order = np.argsort(-base, kind="stable")[: self.max_candidates]
+        listing = "\n".join(f"{j + 1}. {names[i]}" for j, i in enumerate(order))
+        reply = chat(self.config, [{"role": "user", "content": RERANK_PROMPT.format(
+            query=query, kind=self.kind, listing=listing)}], max_tokens=8)
+        m = re.search(r"\d+", reply)
+        if m and 1 <= int(m.group()) <= len(order):
+            base[order[int(m.group()) - 1]] += 1.0
+        else:
+            self.failures += 1
+        return base
+
+
+class NameAligner:
+    """Align phrases to one vocabulary (entity or relation names).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The vocabulary.
+    vectors : numpy.ndarray
+        One unit vector per name (same encoder as ``encoder``).
+    encoder : Encoder
+        Embeds the query phrases.
+    top_n : int
+        Candidates kept from the embedding stage (default 50).
+    reranker : Reranker, optional
+        Defaults to :class:`LexicalReranker`.
+    """
+
+    def __init__(self, names: Sequence[str], vectors: np.ndarray, encoder: Encoder, *,
+                 top_n: int = 50, reranker: Reranker | None = None) -> None:
+        if len(names) == 0:
+            raise ValueError("cannot align to an empty vocabulary")
+        if len(names) != len(vectors):
+            raise ValueError(f"{len(names)} names but {len(vectors)} vectors")
+        if top_n < 1:
+            raise ValueError(f"top_n must be >= 1, got {top_n}")
+        self.names = list(names)
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.encoder = encoder
+        self.top_n = top_n
+        self.reranker: Reranker = reranker or LexicalReranker()
+        self._norm_index: dict[tuple[str, ...], list[int]] = {}
+        self._acronyms: dict[str, list[int]] = {}
+        for i, n in enumerate(self.names):
+            self._norm_index.setdefault(tuple(sorted(normalise_tokens(n))), []).append(i)
+            acr = acronym(n)
+            if len(acr) >= 2:
+                self._acronyms.setdefault(acr, []).append(i)
+
+    def align(self, phrase: str, *, prior: Callable[[np.ndarray], np.ndarray] | None = None,
+              restrict: np.ndarray | None = None) -> Alignment:
+        """Align one phrase.
+
+        Parameters
+        ----------
+        phrase : str
+            Free text ("the Thai military").
+        prior : callable, optional
+            Maps candidate indices to a [0, 1] prior per candidate.
+        restrict : numpy.ndarray, optional
+            Only these name indices can be chosen.
+        """
+        if not isinstance(phrase, str) or not phrase.strip():
+            raise ValueError(f"cannot align an empty phrase: {phrase!r}")
+        qv = self.encoder.encode([phrase])[0]
+        if restrict is not None:
+            pool = np.unique(np.asarray(restrict, dtype=np.int64))
+            if pool.size == 0:
+                raise ValueError("restrict is empty: no name can be chosen")
+        else:
+            pool = None
+        sims = self.vectors @ qv if pool is None else self.vectors[pool] @ qv
+        k = min(self.top_n, sims.shape[0])
+        top = np.argpartition(-sims, k - 1)[:k]
+        cand = top if pool is None else pool[top]
+        # exact normalised-name hits always compete, even when embeddings miss them
+        exact = list(self._norm_index.get(tuple(sorted(normalise_tokens(phrase))), []))
+        acr_hits = [i for tok in re.findall(r"\b[A-Z]{2,6}\b", phrase) for i in self._acronyms.get(tok, [])]
+        exact += acr_hits
+        extra = [i for i in exact if i not in set(cand.tolist()) and (pool is None or i in set(pool.tolist()))]
+        if extra:
+            cand = np.concatenate([cand, np.array(extra, dtype=np.int64)])
+        cos = self.vectors[cand] @ qv
+        names = [self.names[i] for i in cand]
+        scores = self.reranker.score(phrase, names, cos, None if prior is None else prior(cand))
+        if acr_hits:  # "ECB" spelled out as "European Central Bank"
+            scores = scores + np.isin(cand, acr_hits) * 1.0
+        order = np.lexsort((np.array(names), -scores))
+        best = order[0]
+        return Alignment(
+            query=phrase, name=names[best], index=int(cand[best]), score=float(scores[best]),
+            candidates=[(names[i], round(float(scores[i]), 4)) for i in order[:5]],
+        )
