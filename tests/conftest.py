@@ -43,3 +43,17 @@ def sample_index(tmp_path_factory, minilm):
     store = read_events(bundled_sample_path(), progress=False)
     out = tmp_path_factory.mktemp("idx") / "sample"
     return build_event_index(store, out, encoder=minilm, progress=False)
+
+
+@pytest.fixture(scope="session")
+def ecb_index(tmp_path_factory, minilm, ecb_store):
+    from chronorag.integrations.event_index import build_event_index
+
+    return build_event_index(ecb_store, tmp_path_factory.mktemp("ecb") / "idx", encoder=minilm, progress=False)
+
+
+@pytest.fixture(scope="session")
+def ecb_tools(ecb_index):
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    return TemporalKGTools(ecb_index)

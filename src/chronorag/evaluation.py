@@ -10,6 +10,9 @@ Methods registered here (others add themselves with :func:`register_method`):
 ``dense``
     :class:`~chronorag.retrievers.dense.DenseEventRetriever` top-10 events read by
     :func:`rank_candidates` (no LLM): the time-blind baseline.
+``tools``
+    TempTool-R1: the no-LLM temporal reasoner over the three tools, or, with
+    ``llm_url``, the LangGraph tool-calling agent.
 """
 
 from __future__ import annotations
@@ -224,7 +227,10 @@ def format_table(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10, **_: Any) -> Method:
+def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
+                   llm_url: str | None = None, **_: Any) -> Method:
+    if llm_url is not None:
+        raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
     from chronorag.integrations.event_index import EventIndex
     from chronorag.retrievers.dense import DenseEventRetriever
 
@@ -244,3 +250,42 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10, **_: A
 
 
 register_method("dense", _dense_factory)
+
+
+def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
+                   protocol: str | None = None, max_tool_calls: int = 8, **_: Any) -> Method:
+    """TempTool: the no-LLM reasoner, or the agent graph when ``llm_url`` is given."""
+    from chronorag.integrations.event_index import EventIndex
+    from chronorag.integrations.temporal_reasoner import TemporalReasoner
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    if llm_url is None:
+        reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)))
+
+        def method(q: dict[str, Any]) -> Prediction:
+            res = reasoner.answer(q["question"])
+            return Prediction(answers=res.answers, evidence=res.evidence,
+                              info={"mode": "no-LLM reasoner", "calls": res.calls, "note": res.note,
+                                    "plan": res.plan.describe() if res.plan else None})
+
+        return method
+
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.workflows.temptool.graph import build_graph
+
+    cfg = LLMConfig(base_url=llm_url)
+    graph = build_graph(str(index_dir), llm=cfg, protocol=protocol, max_tool_calls=max_tool_calls)
+
+    def agent_method(q: dict[str, Any]) -> Prediction:
+        qid = str(q.get("quid", q.get("id", q["question"])))
+        with cfg.ledger.query(qid):
+            out = graph.invoke({"question": q["question"]})
+        return Prediction(answers=out.get("answers", []),
+                          evidence=[str(m.content) for m in out.get("messages", []) if m.type == "tool"],
+                          info={"mode": out.get("mode"), "tool_calls": out.get("tool_calls", 0),
+                                "tokens": cfg.ledger.summary(qid)})
+
+    return agent_method
+
+
+register_method("tools", _tools_factory)

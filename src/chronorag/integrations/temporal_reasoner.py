@@ -249,7 +249,7 @@ class TemporalReasoner:
             if not res.rows:
                 res = self._call(calls, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
                 note = "reversed direction"
-            gran = q.granularity or Granularity.DAY
+            gran = Granularity.DAY if q.granularity is None else q.granularity
             times = sorted({r["time"].split("/")[0] for r in res.rows}, key=lambda t: parse_time(t).lo)
             if q.ordinal == "last":
                 times = times[::-1]
@@ -274,7 +274,8 @@ class TemporalReasoner:
                     window = {"begin_time": t, "end_time": "inf", "type": "after"}
                 else:  # same day/month/year
                     tp = parse_time(t)
-                    g = min(q.same_granularity or Granularity.DAY, tp.granularity)
+                    same = Granularity.DAY if q.same_granularity is None else q.same_granularity
+                    g = min(same, tp.granularity)
                     tt = minutes_to_iso(tp.lo, g)
                     window = {"begin_time": tt, "end_time": tt, "type": "in/on"}
             res, answer_role = self._directional(calls, plan, role, **window)

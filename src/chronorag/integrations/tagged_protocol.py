@@ -1,0 +1,157 @@
+"""TempTool-R1's tagged text protocol: ``<think>``, ``<tool_call>``, ``<obs>``, ``<response>``.
+
+A model turn looks like::
+
+    <think>...</think>
+    <tool_call>
+    {"name": "Get_time", "arguments": {"head": "...", "rel": "...", "tail": "..."}}
+    </tool_call>
+
+or ends with ``<response>answer 1 | answer 2</response>``. Tool results are returned
+to the model as ``<obs>...</obs>``.
+
+:func:`parse_turn` is forgiving: it accepts a missing closing tag, several JSON
+objects in one block (one per line or back to back), ``"parameters"``/``"args"``
+instead of ``"arguments"``, arguments given as a JSON string, single-quoted
+Python-style dicts and trailing commas; what it cannot read is reported in
+``errors`` rather than raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ParsedTurn", "parse_turn", "split_answers", "format_obs", "format_tool_calls"]
+
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>|<response>|<obs>|$))", re.S)
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.S)
+_RESPONSE = re.compile(r"<response>(.*?)(?:</response>|$)", re.S)
+
+
+@dataclass
+class ParsedTurn:
+    """One parsed model turn."""
+
+    think: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    response: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _load_obj(text: str) -> Any:
+    t = text.strip()
+    try:
+        return json.loads(t)
+    except json.JSONDecodeError:
+        pass
+    fixed = re.sub(r",\s*([}\]])", r"\1", t)
+    try:
+        return json.loads(fixed)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(fixed)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _objects(block: str) -> list[str]:
+    """Split a block into top-level ``{...}`` substrings (brace matching, strings respected)."""
+    out, depth, start, quote, esc = [], 0, None, None, False
+    for i, ch in enumerate(block):
+        if quote:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0 and start is not None:
+                out.append(block[start : i + 1])
+                start = None
+    if depth and start is not None:
+        out.append(block[start:] + "}" * depth)  # unterminated object: close it
+    return out
+
+
+def _normalise_call(obj: Any) -> dict[str, Any] | str:
+    if not isinstance(obj, dict):
+        return f"tool call is not an object: {obj!r}"
+    name = obj.get("name") or obj.get("tool") or obj.get("function")
+    if isinstance(name, dict):  # {"function": {"name": ..., "arguments": ...}}
+        obj, name = name, name.get("name")
+    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
+    if isinstance(args, str):
+        args = _load_obj(args)
+    if not isinstance(name, str) or not name:
+        return f"tool call has no name: {obj!r}"
+    if not isinstance(args, dict):
+        return f"tool call {name!r} has unreadable arguments: {obj!r}"
+    return {"name": name, "arguments": args}
+
+
+def parse_turn(text: str) -> ParsedTurn:
+    """Parse one model turn of the tagged protocol (see the module docstring)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected the model's text, got {type(text).__name__}")
+    turn = ParsedTurn()
+    m = _THINK.search(text)
+    if m:
+        turn.think = m.group(1).strip()
+    for block in _BLOCK.findall(text):
+        objs = _objects(block)
+        if not objs and block.strip():
+            turn.errors.append(f"no JSON object in <tool_call> block: {block.strip()[:80]!r}")
+        for raw in objs:
+            call = _normalise_call(_load_obj(raw))
+            if isinstance(call, str):
+                turn.errors.append(call)
+            else:
+                turn.tool_calls.append(call)
+    m = _RESPONSE.search(text)
+    if m:
+        turn.response = m.group(1).strip()
+    return turn
+
+
+def split_answers(text: str) -> list[str]:
+    """Split a final answer into ranked answers (``" | "``, newlines, or ``;``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected text, got {type(text).__name__}")
+    m = _RESPONSE.search(text)
+    if m:
+        text = m.group(1)
+    parts = re.split(r"\s*\|\s*|\n+|;\s*", text.strip())
+    out: list[str] = []
+    for p in parts:
+        p = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", p).strip().strip('"').strip()
+        if p and p not in out:
+            out.append(p)
+    return out
+
+
+def format_obs(observation: str) -> str:
+    """Wrap a tool observation for the tagged protocol."""
+    return f"<obs>\n{observation}\n</obs>"
+
+
+def format_tool_calls(calls: list[dict[str, Any]], think: str | None = None) -> str:
+    """Render tool calls (``{"name", "arguments"}``) as a tagged-protocol turn."""
+    lines = [f"<think>{think}</think>"] if think else []
+    lines.append("<tool_call>")
+    lines.extend(json.dumps({"name": c["name"], "arguments": c["arguments"]}, ensure_ascii=False) for c in calls)
+    lines.append("</tool_call>")
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+import asyncio
+
+import numpy as np
+import pytest
+
+from chronorag.graphs.tquestion import find_time_mentions, parse_question
+from chronorag.integrations.alignment import acronym, normalise_tokens, relation_tokens
+from chronorag.integrations.temporal_reasoner import TemporalReasoner
+from chronorag.integrations.temporal_tools import make_langchain_tools
+
+
+# ---------------------------------------------------------------- question parser
+@pytest.mark.parametrize("text,target,gran,ordinal,constraint,anchor,qtype", [
+    ("Who visited Malaysia on 14 January 2007?", "entity", None, None, "in", None, "equal"),
+    ("In which year did Peru first criticize Chile?", "time", "YEAR", "first", "none", None, "first_last"),
+    ("Could you tell me the exact month when Spain appealed to Morocco?", "time", "MONTH", None, "none", None, "equal"),
+    ("Before Germany, who did the ECB criticize last?", "entity", None, "last", "before", "Germany", "before_last"),
+    ("Who was the first to visit Chile after the Peruvian navy?", "entity", None, "first", "after", "the Peruvian navy", "after_first"),
+    ("Which country did Kenya praise before 3 March 2009?", "entity", None, None, "before", None, "before_after"),
+    ("Who visited Chile in the same month as Evo Morales?", "entity", None, None, "same", "Evo Morales", "equal_multi"),
+    ("In 2007, who was the first to telephone Bolivia?", "entity", None, "first", "in", None, "equal_multi"),
+])
+def test_parse_question_forms(text, target, gran, ordinal, constraint, anchor, qtype):
+    q = parse_question(text)
+    assert (q.target, q.ordinal, q.constraint, q.anchor, q.qtype) == (target, ordinal, constraint, anchor, qtype)
+    assert (q.granularity.name if q.granularity is not None else None) == gran
+
+
+def test_parse_question_details():
+    q = parse_question("Which country did Kenya praise between 2005 and 2007?")
+    assert q.constraint == "between" and [str(t.point) for t in q.times] == ["2005", "2007"]
+    assert q.subject_cue and not q.passive
+    assert parse_question("Which country was praised by Kenya?").passive
+    assert [str(t.point) for t in find_time_mentions("on Nov 26th, 2008 and in Dec, 2012")] == ["2008-11-26", "2012-12"]
+    with pytest.raises(ValueError):
+        parse_question("   ")
+
+
+# ---------------------------------------------------------------------- alignment
+def test_normalisation_for_alignment():
+    assert sorted(normalise_tokens("the Thai military")) == sorted(normalise_tokens("Military (Thailand)"))
+    assert sorted(normalise_tokens("citizens of Norway")) == sorted(normalise_tokens("Citizen (Norway)"))
+    assert sorted(normalise_tokens("the leader of Greece")) == sorted(normalise_tokens("Head of Government (Greece)"))
+    assert acronym("European Central Bank") == "ECB"
+    assert set(relation_tokens("wanted to negotiate")) <= set(relation_tokens("Express intent to meet or negotiate"))
+    assert relation_tokens("condemned") == relation_tokens("criticize")
+
+
+def test_alignment_top1(ecb_tools):
+    assert ecb_tools.align_entity("the ECB").name == "European Central Bank"
+    assert ecb_tools.align_entity("German government").name == "Government (Germany)"
+    assert ecb_tools.align_entity("Ségolène Royal").name == "Segolene Royal"
+    assert ecb_tools.align_relation("condemn").name == "Criticize or denounce"
+    with pytest.raises(ValueError, match="empty phrase"):
+        ecb_tools.align_entity(" ")
+
+
+# -------------------------------------------------------------------------- tools
+def test_three_tools(ecb_tools):
+    r = ecb_tools.get_time("ECB", "criticise", "Germany")
+    assert [row["time"] for row in r.rows] == ["2011-02-14"]
+    assert r.aligned == {"head": "European Central Bank", "rel": "Criticize or denounce", "tail": "Government (Germany)"}
+    r = ecb_tools.get_tail_entity("ECB", "criticise", "-inf", "2011-02-14", "before")
+    assert [row["tail"] for row in r.rows] == ["Romania"]
+    r = ecb_tools.get_head_entity("European Central Bank", "criticize", "2007", "2007", "in/on")
+    assert [(row["head"], row["time"]) for row in r.rows] == [("Segolene Royal", "2007-01-18"), ("Segolene Royal", "2007-02-23"), ("Segolene Royal", "2007-03-20")]
+    r = ecb_tools.get_tail_entity("ECB", "criticise", "2012-07-25", "2012-09", "between")
+    assert [row["tail"] for row in r.rows] == ["Other Authorities / Officials (Greece)", "Ireland"]
+    empty = ecb_tools.get_head_entity("Romania", "criticize", "2020", "2020", "in/on")
+    assert empty.rows == [] and empty.observation.startswith("No results found") and "Romania" in empty.observation
+
+
+def test_tool_errors_are_observations(ecb_tools):
+    bad = ecb_tools.get_tail_entity("ECB", "criticise", "-inf", "2011-13-01", "before")
+    assert bad.error and "2011-13-01" in bad.observation
+    assert "type must be one of" in ecb_tools.get_tail_entity("ECB", "criticise", type="during").observation
+    assert "unknown tool" in ecb_tools.call("Get_weather", {}).observation
+    assert "unexpected keyword" in ecb_tools.call("Get_time", {"head": "ECB", "relation": "x", "tail": "y"}).observation
+
+
+def test_langchain_tools_return_artifacts(ecb_tools):
+    tools = {t.name: t for t in make_langchain_tools(ecb_tools)}
+    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
+    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type"}
+    msg = tools["Get_time"].invoke({"type": "tool_call", "id": "c1", "name": "Get_time",
+                                    "args": {"head": "ECB", "rel": "criticize", "tail": "Romania"}})
+    assert msg.tool_call_id == "c1" and "2010-08-30" in msg.content
+    assert msg.artifact == [{"head": "European Central Bank", "rel": "Criticize or denounce", "tail": "Romania", "time": "2010-08-30"}]
+    amsg = asyncio.run(tools["Get_head_entity"].ainvoke({"type": "tool_call", "id": "c2", "name": "Get_head_entity",
+                                                         "args": {"tail": "ECB", "rel": "criticize", "type": "sometime"}}))
+    assert "type must be one of" in amsg.content and amsg.artifact == []
+
+
+# ----------------------------------------------------------------------- reasoner
+@pytest.mark.parametrize("question,expected", [
+    ("Before Germany, who did the ECB criticize last?", "Romania"),
+    ("When did Segolene Royal last criticize the European Central Bank?", "2007-03-20"),
+    ("In which year did France criticize the European Central Bank?", "2006"),
+    ("In which month did the European Central Bank first criticize Viktor Orban?", "2012-07"),
+    ("Who criticized the European Central Bank first?", "France"),
+    ("After Romania, who did the European Central Bank criticize first?", "Government (Germany)"),
+    ("Who did the European Central Bank criticize in 2012?", "Viktor Orban"),
+    ("Who did the European Central Bank criticize in the same month as Viktor Orban?", "Other Authorities / Officials (Greece)"),
+    ("Which country was criticized by the European Central Bank before 2011?", "Romania"),
+])
+def test_reasoner_question_forms(ecb_tools, question, expected):
+    res = TemporalReasoner(ecb_tools).answer(question)
+    assert res.answers and res.answers[0] == expected, (res.plan.describe() if res.plan else None, res.calls)
+
+
+def test_reasoner_reports_what_it_cannot_do(ecb_tools):
+    r = TemporalReasoner(ecb_tools)
+    res = r.answer("what is the meaning of life?")
+    assert res.answers == [] and res.plan is None and "not understood" in res.note
+    with pytest.raises(ValueError):
+        r.answer("")
+    # the anchor's Get_time comes before the filtered call (the order the reward checks)
+    calls = r.answer("Before Germany, who did the ECB criticize last?").calls
+    assert [c["name"] for c in calls] == ["Get_time", "Get_tail_entity"]
+    assert calls[1]["arguments"]["end_time"] == "2011-02-14" and calls[1]["arguments"]["type"] == "before"
+    assert np.all([c["error"] is None for c in calls])
