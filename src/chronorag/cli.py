@@ -6,6 +6,7 @@
     chronorag demo
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
     chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
+    chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag info INDEX_DIR
 """
 
@@ -127,6 +128,28 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sft(args: argparse.Namespace) -> int:
+    from chronorag.integrations.sft import cronquestions_records, reasoner_records, write_jsonl
+    from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
+
+    if args.source == "cronquestions":
+        records = cronquestions_records(args.path, system_prompt=TAGGED_SYSTEM)
+    else:
+        from chronorag.evaluation import load_questions
+        from chronorag.integrations.event_index import EventIndex
+        from chronorag.integrations.temporal_reasoner import TemporalReasoner
+        from chronorag.integrations.temporal_tools import TemporalKGTools
+
+        if not args.index:
+            raise ValueError("--index INDEX_DIR is needed to run the reasoner")
+        reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(args.index)))
+        records = reasoner_records(reasoner, load_questions(args.path, limit=args.limit),
+                                   system_prompt=TAGGED_SYSTEM)
+    n = write_jsonl(records, args.out)
+    print(json.dumps({"source": args.source, "records": n, "out": str(args.out)}))
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from chronorag.graphs.persist import read_json
 
@@ -206,6 +229,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default=None, help="predictions JSONL")
     sp.add_argument("--llm-url", default=None)
     sp.set_defaults(func=_cmd_eval)
+
+    sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
+    sp.add_argument("source", choices=["cronquestions", "reasoner"],
+                    help="cronquestions: convert tool trajectories; reasoner: run the no-LLM reasoner on questions")
+    sp.add_argument("path", help="trajectory file, or a question JSONL with gold answers")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--index", default=None, help="index directory (reasoner source)")
+    sp.add_argument("--limit", type=int, default=None)
+    sp.set_defaults(func=_cmd_sft)
 
     sp = sub.add_parser("info", help="print an index directory's metadata")
     sp.add_argument("index_dir")

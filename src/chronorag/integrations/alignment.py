@@ -312,8 +312,12 @@ class NameAligner:
             if len(acr) >= 2:
                 self._acronyms.setdefault(acr, []).append(i)
 
+    def is_exact(self, phrase: str) -> bool:
+        """True when ``phrase`` normalises to exactly one name (aligned without embedding)."""
+        return len(self._norm_index.get(tuple(sorted(normalise_tokens(phrase))), [])) == 1
+
     def align(self, phrase: str, *, prior: Callable[[np.ndarray], np.ndarray] | None = None,
-              restrict: np.ndarray | None = None) -> Alignment:
+              restrict: np.ndarray | None = None, vector: np.ndarray | None = None) -> Alignment:
         """Align one phrase.
 
         Parameters
@@ -324,10 +328,23 @@ class NameAligner:
             Maps candidate indices to a [0, 1] prior per candidate.
         restrict : numpy.ndarray, optional
             Only these name indices can be chosen.
+        vector : numpy.ndarray, optional
+            The phrase's embedding, when the caller already has it.
+
+        Notes
+        -----
+        A phrase whose normalised tokens equal exactly one name's is aligned to it
+        without the embedding stage (when no prior or restriction is given).
         """
         if not isinstance(phrase, str) or not phrase.strip():
             raise ValueError(f"cannot align an empty phrase: {phrase!r}")
-        qv = self.encoder.encode([phrase])[0]
+        exact_hits = self._norm_index.get(tuple(sorted(normalise_tokens(phrase))), [])
+        if len(exact_hits) == 1 and prior is None and restrict is None:
+            # the phrase is a name up to case, articles, plurals and demonyms: no embedding needed
+            i = exact_hits[0]
+            return Alignment(query=phrase, name=self.names[i], index=i, score=2.0,
+                             candidates=[(self.names[i], 2.0)])
+        qv = self.encoder.encode([phrase])[0] if vector is None else np.asarray(vector, np.float32)
         if restrict is not None:
             pool = np.unique(np.asarray(restrict, dtype=np.int64))
             if pool.size == 0:
@@ -339,7 +356,7 @@ class NameAligner:
         top = np.argpartition(-sims, k - 1)[:k]
         cand = top if pool is None else pool[top]
         # exact normalised-name hits always compete, even when embeddings miss them
-        exact = list(self._norm_index.get(tuple(sorted(normalise_tokens(phrase))), []))
+        exact = list(exact_hits)
         acr_hits = [i for tok in re.findall(r"\b[A-Z]{2,6}\b", phrase) for i in self._acronyms.get(tok, [])]
         exact += acr_hits
         extra = [i for i in exact if i not in set(cand.tolist()) and (pool is None or i in set(pool.tolist()))]

@@ -100,7 +100,6 @@ class TemporalReasoner:
             raise ValueError(f"max_span must be >= 1, got {max_span}")
         self.tools = tools
         self.max_span = max_span
-        self._plan: ToolPlan | None = None
         self._exact = tools.entities._norm_index
 
     # ------------------------------------------------------------ entity spans
@@ -207,11 +206,11 @@ class TemporalReasoner:
         return plan
 
     # --------------------------------------------------------------- execute
-    def _call(self, calls: list[dict[str, Any]], name: str, **args: Any) -> ToolResult:
+    def _call(self, calls: list[dict[str, Any]], plan: ToolPlan, name: str, **args: Any) -> ToolResult:
         res = self.tools.call(name, args)
-        if self._plan is not None and res.aligned.get("rel") and res.rows:
+        if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
-            self._plan.relation = res.aligned["rel"]
+            plan.relation = res.aligned["rel"]
         calls.append({"name": name, "arguments": args, "n_rows": len(res.rows),
                       "aligned": res.aligned, "error": res.error})
         return res
@@ -219,14 +218,14 @@ class TemporalReasoner:
     def _directional(self, calls: list[dict[str, Any]], plan: ToolPlan, role: str,
                      **window: str) -> tuple[ToolResult, str]:
         if role == "tail":
-            return self._call(calls, "Get_head_entity", tail=plan.known, rel=plan.relation, **window), "head"
-        return self._call(calls, "Get_tail_entity", head=plan.known, rel=plan.relation, **window), "tail"
+            return self._call(calls, plan, "Get_head_entity", tail=plan.known, rel=plan.relation, **window), "head"
+        return self._call(calls, plan, "Get_tail_entity", head=plan.known, rel=plan.relation, **window), "tail"
 
     def _anchor_time(self, calls: list[dict[str, Any]], plan: ToolPlan, role: str) -> str | None:
         if role == "tail":  # answers are heads, like the anchor
-            res = self._call(calls, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
+            res = self._call(calls, plan, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
         else:
-            res = self._call(calls, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
+            res = self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
         if not res.rows:
             return None
         return min((r["time"].split("/")[0] for r in res.rows), key=lambda t: parse_time(t).lo)
@@ -235,19 +234,11 @@ class TemporalReasoner:
         """Run a plan with the tools and rank the answers."""
         calls: list[dict[str, Any]] = []
         q = plan.question
-        self._plan = plan
-        try:
-            return self._execute(plan, calls)
-        finally:
-            self._plan = None
-
-    def _execute(self, plan: ToolPlan, calls: list[dict[str, Any]]) -> ReasonerResult:
-        q = plan.question
         if plan.target == "time":
-            res = self._call(calls, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
+            res = self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
             note = ""
             if not res.rows:
-                res = self._call(calls, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
+                res = self._call(calls, plan, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
                 note = "reversed direction"
             gran = Granularity.DAY if q.granularity is None else q.granularity
             times = sorted({r["time"].split("/")[0] for r in res.rows}, key=lambda t: parse_time(t).lo)

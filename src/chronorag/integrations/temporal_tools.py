@@ -85,14 +85,33 @@ class TemporalKGTools:
                                      reranker=relation_reranker or LexicalReranker(
                                          tokenizer=relation_tokens, qualifier_weight=0.0))
         self._align_cache: dict[tuple[Any, ...], Alignment] = {}
+        self._vec_cache: dict[str, np.ndarray] = {}
+
+    def _vectors(self, *phrases: str) -> None:
+        """Embed the phrases not embedded yet, in one batch."""
+        todo = [p for p in dict.fromkeys(phrases) if isinstance(p, str) and p.strip()
+                and p not in self._vec_cache]
+        if todo:
+            for p, v in zip(todo, self.index.encoder.encode(todo)):
+                self._vec_cache[p] = v
+        if len(self._vec_cache) > 50_000:
+            self._vec_cache.clear()
 
     # --------------------------------------------------------------- alignment
     def align_entity(self, phrase: str) -> Alignment:
         """Align an entity phrase to the KG (cached per phrase)."""
         key = ("e", phrase)
         if key not in self._align_cache:
-            self._align_cache[key] = self.entities.align(phrase)
+            self._align_cache[key] = self.entities.align(phrase, vector=self._vec_cache.get(phrase))
         return self._align_cache[key]
+
+    def _prefetch(self, entities: tuple[str, ...], relation: str) -> None:
+        """Embed, in one batch, the phrases that alignment will need to embed."""
+        need = [p for p in entities if isinstance(p, str) and p.strip() and ("e", p) not in self._align_cache
+                and not self.entities.is_exact(p)]
+        if isinstance(relation, str) and relation.strip():
+            need.append(relation)
+        self._vectors(*need)
 
     def align_relation(self, phrase: str, *, head: int | None = None, tail: int | None = None) -> Alignment:
         """Align a relation phrase, preferring relations the aligned entities take part in."""
@@ -106,7 +125,9 @@ class TemporalKGTools:
                          object=None if tail is None else s.entities[tail])
             rels, counts = np.unique(s.relation[ids], return_counts=True)
             present[rels] = 1.0
-        al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None)
+        self._vectors(phrase)
+        al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None,
+                                  vector=self._vec_cache.get(phrase))
         al = Alignment(query=al.query, name=s.relations[al.index], index=al.index, score=al.score,
                        candidates=al.candidates)
         self._align_cache[key] = al
@@ -153,6 +174,7 @@ class TemporalKGTools:
         """When ``head`` did ``rel`` to ``tail`` (all matching events, by time)."""
         t0 = time.perf_counter()
         try:
+            self._prefetch((head, tail), rel)
             h, t = self.align_entity(head), self.align_entity(tail)
             r = self.align_relation(rel, head=h.index, tail=t.index)
             ids = self.store.query(subject=h.name, relation=r.name, object=t.name)
@@ -167,6 +189,7 @@ class TemporalKGTools:
         t0 = time.perf_counter()
         try:
             kind = self._check_filter(begin_time, end_time, type)
+            self._prefetch((tail,), rel)
             t = self.align_entity(tail)
             r = self.align_relation(rel, tail=t.index)
             ids = self.store.query(relation=r.name, object=t.name, begin_time=begin_time,
@@ -183,6 +206,7 @@ class TemporalKGTools:
         t0 = time.perf_counter()
         try:
             kind = self._check_filter(begin_time, end_time, type)
+            self._prefetch((head,), rel)
             h = self.align_entity(head)
             r = self.align_relation(rel, head=h.index)
             ids = self.store.query(subject=h.name, relation=r.name, begin_time=begin_time,

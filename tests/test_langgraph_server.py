@@ -1,0 +1,77 @@
+"""The graphs in langgraph.json serve from `langgraph dev` (the API behind LangGraph Studio), offline."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, timeout: float = 5) -> dict:
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def _post(url: str, body: dict, timeout: float = 120) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def test_langgraph_json_lists_compiled_graphs():
+    cfg = json.loads((ROOT / "langgraph.json").read_text())
+    assert set(cfg["graphs"]) >= {"temptool", "dense_qa"}
+    for spec in cfg["graphs"].values():
+        path, attr = spec.split(":")
+        assert (ROOT / path).exists()
+
+
+def test_langgraph_dev_serves_temptool(ecb_index, tmp_path):
+    exe = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
+    if exe is None:
+        pytest.fail("langgraph CLI missing: install the 'studio' extra (scripts/test.sh does)")
+    port = _free_port()
+    env = {**os.environ, "CHRONORAG_INDEX_DIR": str(ecb_index.path), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+           "LANGGRAPH_NO_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("CHRONORAG_BASE_URL", None)
+    log = open(tmp_path / "server.log", "w")
+    proc = subprocess.Popen([exe, "dev", "--no-browser", "--no-reload", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
+        while True:
+            try:
+                assert _get(f"{base}/ok")["ok"] is True
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail("langgraph dev did not start:\n" + (tmp_path / "server.log").read_text()[-3000:])
+                time.sleep(1)
+        out = _post(f"{base}/runs/wait", {"assistant_id": "temptool",
+                                          "input": {"question": "Before Germany, who did the ECB criticize last?"}})
+        assert out["answers"] == ["Romania"] and out["mode"] == "planner" and out["tool_calls"] == 2
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    assert proc.returncode is not None
