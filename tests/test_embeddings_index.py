@@ -118,3 +118,18 @@ def test_static_encoder_distilled_offline(tmp_path):
     assert v[0] @ v[1] > v[0] @ v[2]
     again = StaticEncoder(tmp_path / "static", distill_if_missing=False)
     assert np.allclose(again.encode(["Barack Obama praised Japan."])[0], v[0], atol=1e-6)
+
+
+def test_missing_optional_extra_names_the_extra(monkeypatch):
+    import sys
+
+    from chronorag.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "faiss", None)  # as if faiss-cpu were not installed
+    with pytest.raises(MissingExtraError, match=r"chronorag\[cpu\]"):
+        VectorIndex(np.eye(3, dtype=np.float32))
+    monkeypatch.setitem(sys.modules, "model2vec", None)
+    from chronorag.integrations.embeddings import StaticEncoder
+
+    with pytest.raises(MissingExtraError, match=r"chronorag\[fast\]"):
+        StaticEncoder()
