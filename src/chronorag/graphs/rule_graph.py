@@ -190,6 +190,21 @@ class RuleGraph:
             out.append(self.event_nodes[self.event_ptr[e]: self.event_ptr[e + 1]])
         return out
 
+    def max_over_event_nodes(self, events: np.ndarray, node_values: np.ndarray) -> np.ndarray:
+        """For each event, the largest ``node_values`` over its rule nodes (0 for none), vectorised."""
+        ev = np.asarray(events, dtype=np.int64)
+        start, stop = self.event_ptr[ev], self.event_ptr[ev + 1]
+        lens = stop - start
+        out = np.zeros(len(ev))
+        has = lens > 0
+        if not has.any():
+            return out
+        s, ln = start[has], lens[has]
+        flat = np.repeat(s - np.concatenate([[0], np.cumsum(ln)[:-1]]), ln) + np.arange(ln.sum())
+        vals = node_values[self.event_nodes[flat]]
+        out[has] = np.maximum.reduceat(vals, np.concatenate([[0], np.cumsum(ln)[:-1]]))
+        return out
+
     def describe_node(self, node: int, store: TemporalEventStore) -> str:
         """``"<T3, Criticize or denounce, T17>"`` with support size."""
         return (f"<T{self.node_s[node]}, {store.relations[self.node_r[node]]}, T{self.node_o[node]}> "
@@ -366,21 +381,33 @@ def _event_pairs(store: TemporalEventStore, idx: np.ndarray, cfg: RuleGraphConfi
     return i[first], j[first], d[first]
 
 
-def _node_pairs(pos_e: np.ndarray, node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarray,
-                d: np.ndarray, comp: tuple[np.ndarray, np.ndarray, np.ndarray]
+def _aggregate(keys: np.ndarray, spans: np.ndarray, counts: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group by key: (distinct keys, number of spans, sum of spans)."""
+    uk, inv = np.unique(keys, return_inverse=True)
+    n = np.bincount(inv, weights=counts, minlength=len(uk)) if counts is not None else np.bincount(inv, minlength=len(uk))
+    return uk, n.astype(np.int64), np.bincount(inv, weights=spans, minlength=len(uk))
+
+
+def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray,
+                comp: tuple[np.ndarray, np.ndarray, np.ndarray], n_nodes: int, chunk: int = 500_000
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Expand event pairs to rule-node pairs (u < v, Hamming <= 1) with their spans."""
-    k = int((ptr[1:] - ptr[:-1]).max()) if len(ptr) > 1 else 0
-    pad = np.full((len(ptr) - 1, max(k, 1)), -1, dtype=np.int64)
+    """Expand event pairs to rule-node pairs (u < v, Hamming <= 1) and aggregate ``T_uv``.
+
+    Returns edge keys ``u * n_nodes + v``, ``|T_uv|`` and the sum of spans, aggregated
+    chunk by chunk so memory stays bounded by the number of distinct edges.
+    """
     cnt = ptr[1:] - ptr[:-1]
-    rows = np.repeat(np.arange(len(ptr) - 1), cnt)
+    k = int(cnt.max()) if len(cnt) else 0
+    pad = np.full((len(cnt), max(k, 1)), -1, dtype=np.int64)
+    rows = np.repeat(np.arange(len(cnt)), cnt)
     cols = np.arange(len(node_of)) - np.repeat(ptr[:-1], cnt)
     pad[rows, cols] = node_of
     cs, cr, co = comp
-    us, vs, ds = [], [], []
-    chunk = 1_000_000
+    parts_k, parts_n, parts_s = [], [], []
     for c0 in range(0, len(i), chunk):
         ii, jj, dd = i[c0:c0 + chunk], j[c0:c0 + chunk], d[c0:c0 + chunk]
+        ks, ds = [], []
         for a in range(pad.shape[1]):
             for b in range(pad.shape[1]):
                 u, v = pad[ii, a], pad[jj, b]
@@ -388,13 +415,15 @@ def _node_pairs(pos_e: np.ndarray, node_of: np.ndarray, ptr: np.ndarray, i: np.n
                 u, v, dd2 = u[ok], v[ok], dd[ok]
                 ham = (cs[u] != cs[v]).astype(np.int8) + (cr[u] != cr[v]) + (co[u] != co[v])
                 ok = ham <= 1
-                us.append(np.minimum(u[ok], v[ok]))
-                vs.append(np.maximum(u[ok], v[ok]))
+                ks.append(np.minimum(u[ok], v[ok]) * n_nodes + np.maximum(u[ok], v[ok]))
                 ds.append(dd2[ok])
-    if not us:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    return np.concatenate(us), np.concatenate(vs), np.concatenate(ds)
+        kk, nn, ss = _aggregate(np.concatenate(ks), np.concatenate(ds).astype(np.float64))
+        parts_k.append(kk)
+        parts_n.append(nn)
+        parts_s.append(ss)
+    if not parts_k:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return _aggregate(np.concatenate(parts_k), np.concatenate(parts_s), np.concatenate(parts_n).astype(np.float64))
 
 
 def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.ndarray,
@@ -493,12 +522,8 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     mark("rule_nodes")
     i, j, d = _event_pairs(store, idx, cfg)
     mark("event_pairs")
-    us, vs, ds = _node_pairs(pos, event_nodes, event_ptr, i, j, d, (node_s, node_r, node_o))
-    ek = us * len(uniq) + vs
-    ek_u, inv = np.unique(ek, return_inverse=True)
+    ek_u, edge_n, edge_sum = _edge_stats(event_nodes, event_ptr, i, j, d, (node_s, node_r, node_o), len(uniq))
     edge_u, edge_v = np.divmod(ek_u, len(uniq))
-    edge_n = np.bincount(inv, minlength=len(ek_u)).astype(np.int64)
-    edge_sum = np.bincount(inv, weights=ds, minlength=len(ek_u))
     mark("candidate_edges")
     supp = support_ptr[1:] - support_ptr[:-1]
     # App. B node code lengths from empirical label / relation frequencies
