@@ -63,3 +63,22 @@ def test_demo_runs(tmp_path, capsys):
     assert "no LLM" in out
     assert "2014-03-05" in out  # first Kerry-Lavrov consultation in March 2014 (from the real data)
     assert out.count("Q: ") == 3
+
+
+def test_star_rag_and_tools_from_cli(tmp_path, capsys):
+    out = tmp_path / "idx"
+    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["ask", str(out), "Who criticized the ECB?", "--method", "star-rag"]) == 2
+    assert "star-rag build" in capsys.readouterr().err  # no rule graph yet: says how to build one
+    assert main(["-q", "star-rag", "build", str(out), "--min-support", "0.3"]) == 0
+    stats = _last_json(capsys.readouterr().out)
+    assert stats["events"] == 11 and stats["rule_nodes"] >= 1
+    assert main(["ask", str(out), "Before Germany, who did the ECB criticize last?", "--method", "tools", "--json"]) == 0
+    assert _last_json(capsys.readouterr().out)["answers"][0] == "Romania"
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(json.dumps({"quid": 1, "question": "Before Germany, who did the ECB criticize last?",
+                              "answers": ["Romania"], "qtype": "before_last"}) + "\n")
+    for method in ("star-rag", "tools"):
+        assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", method]) == 0
+        assert _last_json(capsys.readouterr().out)["hits@1"] == 1.0, method

@@ -6,6 +6,7 @@
     chronorag demo
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
     chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
+    chronorag star-rag build INDEX_DIR
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag info INDEX_DIR
 """
@@ -150,6 +151,28 @@ def _cmd_sft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_star_build(args: argparse.Namespace) -> int:
+    import shutil
+
+    from chronorag.graphs.rule_graph import RuleGraphConfig, build_rule_graph
+    from chronorag.graphs.store import TemporalEventStore
+
+    d = Path(args.index_dir)
+    store = TemporalEventStore.load(d)
+    cfg = RuleGraphConfig(min_support=args.min_support, k_type=args.k_type, window_days=args.window_days)
+    t0 = time.perf_counter()
+    rg = build_rule_graph(store, config=cfg, progress=not args.quiet)
+    tmp = Path(tempfile.mkdtemp(prefix=".rule-graph-", dir=d))
+    try:  # write aside, then move into place: a failed build leaves the old graph
+        rg.save(tmp)
+        for f in ("rule_graph.npz", "rule_graph.json"):
+            os.replace(tmp / f, d / f)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps({**{k: v for k, v in rg.stats.items()}, "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from chronorag.graphs.persist import read_json
 
@@ -229,6 +252,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default=None, help="predictions JSONL")
     sp.add_argument("--llm-url", default=None)
     sp.set_defaults(func=_cmd_eval)
+
+    sp = sub.add_parser("star-rag", help="STAR-RAG jobs")
+    ssub = sp.add_subparsers(dest="star_command", required=True)
+    b = ssub.add_parser("build", help="build the rule graph of an index directory")
+    b.add_argument("index_dir")
+    b.add_argument("--min-support", type=float, default=0.02, help="Apriori minimum support")
+    b.add_argument("--k-type", type=int, default=2, help="labels kept per entity")
+    b.add_argument("--window-days", type=int, default=30, help="local time window for event pairs")
+    b.set_defaults(func=_cmd_star_build)
 
     sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
     sp.add_argument("source", choices=["cronquestions", "reasoner"],

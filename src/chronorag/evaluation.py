@@ -13,6 +13,9 @@ Methods registered here (others add themselves with :func:`register_method`):
 ``tools``
     TempTool-R1: the no-LLM temporal reasoner over the three tools, or, with
     ``llm_url``, the LangGraph tool-calling agent.
+``star-rag`` (and the ablations ``star-rag-uniform``, ``star-rag-norule``)
+    STAR-RAG retrieval; answers by the LLM, or by the temporal reasoner reading only
+    the retrieved events (no LLM).
 """
 
 from __future__ import annotations
@@ -289,3 +292,55 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
 
 
 register_method("tools", _tools_factory)
+
+
+def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
+                  personalization: str = "star", use_rule_graph: bool = True, **_: Any) -> Method:
+    """STAR-RAG retrieval; answers from the LLM, or (no LLM) the temporal reasoner reading
+    only the retrieved events, falling back to :func:`rank_candidates`."""
+    from chronorag.integrations.event_index import EventIndex
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.integrations.temporal_reasoner import TemporalReasoner
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
+
+    index = EventIndex.load(index_dir)
+    retriever = StarRAGRetriever(index, personalization=personalization, use_rule_graph=use_rule_graph)
+    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    tools = TemporalKGTools(index) if cfg is None else None
+    reasoner = TemporalReasoner(tools) if tools is not None else None
+
+    def method(q: dict[str, Any]) -> Prediction:
+        ids, info = retriever.retrieve_event_ids(q["question"])
+        events = index.store.events(ids)
+        evidence = [e.verbalize() for e in events]
+        meta = {"event_ids": ids.tolist(), "seeds": info.get("seeds", []), "top_rules": info.get("top_rules", [])}
+        if cfg is not None:
+            qid = str(q.get("quid", q.get("id", q["question"])))
+            with cfg.ledger.query(qid):
+                answers = answer_with_llm(cfg, q["question"], events)
+            return Prediction(answers=answers, evidence=evidence, info={**meta, "tokens": cfg.ledger.summary(qid)})
+        with tools.restricted(ids):
+            res = reasoner.answer(q["question"])
+        answers = list(res.answers)
+        for a in rank_candidates(events, q["question"]):
+            if a not in answers:
+                answers.append(a)
+        return Prediction(answers=answers, evidence=evidence,
+                          info={**meta, "reader": "temporal reasoner over retrieved events" if res.answers
+                                else "entities and dates of retrieved events"})
+
+    return method
+
+
+def _star_uniform_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
+    return _star_factory(index_dir, personalization="uniform", **kw)
+
+
+def _star_norule_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
+    return _star_factory(index_dir, use_rule_graph=False, **kw)
+
+
+register_method("star-rag", _star_factory)
+register_method("star-rag-uniform", _star_uniform_factory)
+register_method("star-rag-norule", _star_norule_factory)

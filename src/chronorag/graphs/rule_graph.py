@@ -55,6 +55,8 @@ __all__ = ["RuleGraph", "RuleGraphConfig", "build_rule_graph", "entity_labels"]
 
 _DAY = 1440
 RULE_FORMAT_VERSION = 1
+_R_BASE = 1 << 16  # node key = (a_s * _R_BASE + r) * _T_BASE + a_o
+_T_BASE = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,106 @@ class RuleGraph:
             pi = new
         return pi
 
+    # ------------------------------------------------------ incremental update
+    def add_events(self, store: TemporalEventStore, start: int) -> dict[str, Any]:
+        """Fold the events ``start..len(store)-1`` of ``store`` into this rule graph in place.
+
+        ``store`` is the grown store (e.g. ``old.concat(new)``): events before ``start``
+        are the ones this graph was built on, with unchanged ids. Only what the new
+        events touch is recomputed: labels of *new* entities (existing labels are
+        kept), the new events' rule nodes and supports, event pairs involving a new
+        event, the spans of the candidate edges they feed, and the MDL decision for
+        those edges (edges already selected stay). Returns timing and count details.
+
+        Differences from a rebuild: existing entities keep their labels and Apriori is
+        not re-run; old-old event pairs are not re-formed.
+        """
+        n_old = len(self.event_ptr) - 1
+        if start != n_old:
+            raise ValueError(f"start must equal the number of events already in the graph ({n_old}), got {start}")
+        if len(store) < start:
+            raise ValueError(f"store has {len(store)} events, fewer than start={start}")
+        t0 = time.perf_counter()
+        new = np.arange(start, len(store), dtype=np.int64)
+        if len(new) == 0:
+            return {"new_events": 0}
+        cfg = self.config
+        # labels for entities first seen now (against the existing types)
+        n_known = len(self.labels)
+        n_ent = len(store.entities)
+        if n_ent > n_known:
+            fresh = np.arange(n_known, n_ent)
+            rel = np.zeros((len(fresh), len(store.relations)), dtype=bool)
+            for col in (store.subject, store.object):
+                m = col[new] >= n_known
+                rel[col[new][m] - n_known, store.relation[new][m]] = True
+            type_id = {t: i for i, t in enumerate(self.types)}
+            for k in range(len(fresh)):
+                have = set(np.flatnonzero(rel[k]).tolist())
+                hits = [i for i, t in enumerate(self.types) if len(t) <= cfg.max_len and set(t) <= have][: cfg.k_type]
+                if not hits:
+                    own = tuple(sorted(have))
+                    if own not in type_id:
+                        type_id[own] = len(self.types)
+                        self.types.append(own)
+                    hits = [type_id[own]]
+                self.labels.append(hits)
+        # rule nodes of the new events
+        pos, keys = _event_nodes(store, self.labels, new)
+        old_keys = (self.node_s * _R_BASE + self.node_r) * _T_BASE + self.node_o
+        order = np.argsort(old_keys)
+        at = np.searchsorted(old_keys[order], keys)
+        found = (at < len(old_keys)) & (old_keys[order][np.minimum(at, len(old_keys) - 1)] == keys)
+        node_ids = np.empty(len(keys), dtype=np.int64)
+        node_ids[found] = order[at[found]]
+        new_keys, inv = np.unique(keys[~found], return_inverse=True)
+        n_nodes_old = self.n_nodes
+        node_ids[~found] = n_nodes_old + inv
+        ns, rest = np.divmod(new_keys, _R_BASE * _T_BASE)
+        nr, no = np.divmod(rest, _T_BASE)
+        self.node_s = np.concatenate([self.node_s, ns])
+        self.node_r = np.concatenate([self.node_r, nr])
+        self.node_o = np.concatenate([self.node_o, no])
+        n_nodes = self.n_nodes
+        # supports and event -> nodes
+        counts = self.support_ptr[1:] - self.support_ptr[:-1]
+        all_nodes = np.concatenate([np.repeat(np.arange(n_nodes_old), counts), node_ids])
+        all_events = np.concatenate([self.support_idx, new[pos]])
+        self.support_ptr, self.support_idx = _csr(all_nodes, all_events, n_nodes)
+        ev_ptr_new, ev_nodes_new = _csr(pos, node_ids, len(new))
+        self.event_ptr = np.concatenate([self.event_ptr, self.event_ptr[-1] + ev_ptr_new[1:]])
+        self.event_nodes = np.concatenate([self.event_nodes, ev_nodes_new])
+        # event pairs involving a new event, within the groups the new events touch
+        i, j, d = _event_pairs_touching(store, new, cfg)
+        ek, en, es = _edge_stats(self.event_nodes, self.event_ptr, i, j, d,
+                                 (self.node_s, self.node_r, self.node_o), n_nodes)
+        # merge into the candidate edges (re-key old edges by the new node count)
+        old_k = self.edge_u * n_nodes + self.edge_v
+        mk, mn, ms = _aggregate(np.concatenate([old_k, ek]), np.concatenate([self.edge_sum, es]),
+                                np.concatenate([self.edge_n, en]).astype(np.float64))
+        pos_old = np.searchsorted(mk, old_k)
+        selected = np.zeros(len(mk), dtype=bool)
+        selected[pos_old] = self.selected
+        delta = np.full(len(mk), np.nan)
+        delta[pos_old] = self.edge_delta
+        examine = np.searchsorted(mk, np.unique(ek))
+        self.edge_u, self.edge_v = np.divmod(mk, n_nodes)
+        self.edge_n, self.edge_sum = mn, ms
+        supp = self.support_ptr[1:] - self.support_ptr[:-1]
+        node_of_pair = np.repeat(np.arange(n_nodes), supp)
+        node_bits = _node_bits(self.node_s, self.node_r, self.node_o, node_of_pair, store, len(self.types))
+        self.selected, self.edge_delta, _ = _mdl_select(
+            self.edge_u, self.edge_v, self.edge_n, self.edge_sum, supp, node_bits, cfg.window_days,
+            selected=selected, delta=delta, examine=examine)
+        self._transition = None
+        info = {"new_events": int(len(new)), "new_rule_nodes": int(n_nodes - n_nodes_old),
+                "new_event_pairs": int(len(i)), "edges_examined": int(len(examine)),
+                "seconds": round(time.perf_counter() - t0, 3)}
+        self.stats.update(events=len(store), rule_nodes=n_nodes, candidate_edges=int(len(mk)),
+                          selected_edges=int(self.selected.sum()), graph_nodes=int(self.in_graph.sum()),
+                          last_update=info)
+        return info
+
     # ----------------------------------------------------------- persistence
     _ARRAYS = ("node_s", "node_r", "node_o", "support_ptr", "support_idx", "event_ptr", "event_nodes",
                "edge_u", "edge_v", "edge_n", "edge_sum", "edge_delta", "selected")
@@ -330,14 +432,17 @@ class RuleGraph:
 
 
 # ---------------------------------------------------------------------------- build
-def _event_nodes(store: TemporalEventStore, labels: list[list[int]], n_types: int, idx: np.ndarray
+def _event_nodes(store: TemporalEventStore, labels: list[list[int]], idx: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """For events ``idx``: (event position, node key) pairs, key = (a_s*R + r)*T + a_o."""
+    """For events ``idx``: (position in ``idx``, node key) pairs, key = (a_s*R + r)*T + a_o."""
     k = max(len(x) for x in labels)
     lab = np.full((len(labels), k), -1, dtype=np.int64)
     for e, ls in enumerate(labels):
         lab[e, : len(ls)] = ls
-    n_rel = len(store.relations)
+    n_rel = _R_BASE
+    n_types = _T_BASE
+    if len(store.relations) >= _R_BASE or len(labels) and lab.max() >= _T_BASE:
+        raise ValueError("too many relations or entity types for the rule-node key space")
     ls_, lo_ = lab[store.subject[idx]], lab[store.object[idx]]
     pos, keys = [], []
     for a in range(k):
@@ -377,6 +482,40 @@ def _event_pairs(store: TemporalEventStore, idx: np.ndarray, cfg: RuleGraphConfi
     i, j, d = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d)
     # a pair sharing all of (s, r, o) appears in all three groupings: keep it once
     pk = np.minimum(i, j) * len(idx) + np.maximum(i, j)
+    _, first = np.unique(pk, return_index=True)
+    return i[first], j[first], d[first]
+
+
+def _event_pairs_touching(store: TemporalEventStore, new: np.ndarray, cfg: RuleGraphConfig
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`_event_pairs` over the whole store, keeping pairs with a new event.
+
+    Only the groups (same subject+relation, subject+object or relation+object) that a
+    new event belongs to are paired, so the work grows with the update, not the store.
+    """
+    n_ent, n_rel = len(store.entities), len(store.relations)
+    s, r, o = (store.subject.astype(np.int64), store.relation.astype(np.int64), store.object.astype(np.int64))
+    t = store.t_lo // _DAY
+    first_new = int(new[0])
+    out_i, out_j, out_d = [], [], []
+    for key in ((s * n_rel + r), (s * n_ent + o), (r * n_ent + o)):
+        members = np.flatnonzero(np.isin(key, np.unique(key[new])))
+        order = members[np.lexsort((t[members], key[members]))]
+        ks, ts = key[order], t[order]
+        for step in range(1, cfg.max_pairs_per_event + 1):
+            a, b = order[:-step], order[step:]
+            ok = (ks[:-step] == ks[step:]) & (ts[step:] - ts[:-step] <= cfg.window_days) & (
+                (a >= first_new) | (b >= first_new))
+            if not ok.any() and not ((ks[:-step] == ks[step:]).any()):
+                break
+            out_i.append(a[ok])
+            out_j.append(b[ok])
+            out_d.append((ts[step:] - ts[:-step])[ok])
+    if not out_i:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    i, j, d = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d)
+    pk = np.minimum(i, j) * len(store) + np.maximum(i, j)
     _, first = np.unique(pk, return_index=True)
     return i[first], j[first], d[first]
 
@@ -427,12 +566,17 @@ def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarr
 
 
 def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.ndarray,
-                supp: np.ndarray, node_bits: np.ndarray, window_days: int
-                ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Greedy MDL edge insertion (see the module docstring); returns (selected, delta, passes)."""
+                supp: np.ndarray, node_bits: np.ndarray, window_days: int, *,
+                selected: np.ndarray | None = None, delta: np.ndarray | None = None,
+                examine: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Greedy MDL edge insertion (see the module docstring); returns (selected, delta, passes).
+
+    ``selected``/``delta`` continue an earlier selection; ``examine`` limits the
+    edges considered (an incremental update re-examines only edges whose spans changed).
+    """
     m = len(edge_u)
-    selected = np.zeros(m, dtype=bool)
-    delta = np.full(m, np.nan)
+    selected = np.zeros(m, dtype=bool) if selected is None else selected.copy()
+    delta = np.full(m, np.nan) if delta is None else delta.copy()
     if m == 0:
         return selected, delta, 0
     nf = n.astype(np.float64)
@@ -443,9 +587,14 @@ def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.
     null = nf * (pair_bits + math.log2(window_days + 1))
     base = l_cov + l_time - null  # data part of delta L; model part added below
     order = np.lexsort((edge_v, edge_u, -n))
+    if examine is not None:
+        order = order[np.isin(order, examine)]
     deg: dict[int, int] = {}
-    s1 = 0.0  # sum over nodes of deg*log2(deg)
-    n_edges = 0
+    if selected.any():
+        nodes, counts = np.unique(np.concatenate([edge_u[selected], edge_v[selected]]), return_counts=True)
+        deg = dict(zip(nodes.tolist(), counts.tolist()))
+    s1 = float(sum(c * math.log2(c) for c in deg.values()))  # sum over nodes of deg*log2(deg)
+    n_edges = int(selected.sum())
 
     def edge_total(e: int, s: float) -> float:
         return 0.0 if e == 0 else 2 * e * math.log2(2 * e) - s
@@ -474,6 +623,17 @@ def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.
                 s1, n_edges = s_new, n_edges + 1
                 changed = True
     return selected, delta, passes
+
+
+def _node_bits(node_s: np.ndarray, node_r: np.ndarray, node_o: np.ndarray, node_of_pair: np.ndarray,
+               store: TemporalEventStore, n_types: int) -> np.ndarray:
+    """App. B node code lengths from empirical label and relation frequencies."""
+    s_lab, o_lab = node_s[node_of_pair], node_o[node_of_pair]
+    p_s = np.bincount(s_lab, minlength=n_types) / len(s_lab)
+    p_o = np.bincount(o_lab, minlength=n_types) / len(o_lab)
+    p_r = np.bincount(store.relation, minlength=len(store.relations)) / len(store)
+    with np.errstate(divide="ignore"):
+        return -np.log2(p_s[node_s]) - np.log2(p_r[node_r]) - np.log2(p_o[node_o])
 
 
 def _csr(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -513,10 +673,10 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     mark("labels")
     idx = np.arange(len(store), dtype=np.int64)
     n_types, n_rel = len(types), len(store.relations)
-    pos, keys = _event_nodes(store, labels, n_types, idx)
+    pos, keys = _event_nodes(store, labels, idx)
     uniq, node_of_pair = np.unique(keys, return_inverse=True)
-    node_s, rest = np.divmod(uniq, n_rel * n_types)
-    node_r, node_o = np.divmod(rest, n_types)
+    node_s, rest = np.divmod(uniq, _R_BASE * _T_BASE)
+    node_r, node_o = np.divmod(rest, _T_BASE)
     support_ptr, support_idx = _csr(node_of_pair, pos, len(uniq))
     event_ptr, event_nodes = _csr(pos, node_of_pair, len(store))
     mark("rule_nodes")
@@ -526,14 +686,7 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     edge_u, edge_v = np.divmod(ek_u, len(uniq))
     mark("candidate_edges")
     supp = support_ptr[1:] - support_ptr[:-1]
-    # App. B node code lengths from empirical label / relation frequencies
-    s_lab = node_s[node_of_pair]
-    o_lab = node_o[node_of_pair]
-    p_s = np.bincount(s_lab, minlength=n_types) / len(s_lab)
-    p_o = np.bincount(o_lab, minlength=n_types) / len(o_lab)
-    p_r = np.bincount(store.relation, minlength=n_rel) / len(store)
-    with np.errstate(divide="ignore"):
-        node_bits = -np.log2(p_s[node_s]) - np.log2(p_r[node_r]) - np.log2(p_o[node_o])
+    node_bits = _node_bits(node_s, node_r, node_o, node_of_pair, store, n_types)
     selected, delta, passes = _mdl_select(edge_u, edge_v, edge_n, edge_sum, supp, node_bits, cfg.window_days)
     mark("mdl")
     stats = {

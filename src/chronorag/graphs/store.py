@@ -526,6 +526,47 @@ class TemporalEventStore:
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         return first.astype(np.int64), inverse.astype(np.int64)
 
+    def concat(self, other: TemporalEventStore) -> TemporalEventStore:
+        """A new store with ``other``'s events appended after this one's.
+
+        Ids of this store's events, entities and relations are unchanged; ``other``'s
+        names are mapped into the extended vocabularies. Used for incremental updates.
+        """
+        if not isinstance(other, TemporalEventStore):
+            raise TypeError(f"can only concat a TemporalEventStore, got {type(other).__name__}")
+        ent, rel = _Vocab(self.entities), _Vocab(self.relations)
+        emap = np.array([ent.add(n) for n in other.entities], dtype=np.int32)
+        rmap = np.array([rel.add(n) for n in other.relations], dtype=np.int32)
+        n0, n1 = len(self), len(other)
+
+        def col(mine: list[str | None] | None, theirs: list[str | None] | None) -> list[str | None] | None:
+            if mine is None and theirs is None:
+                return None
+            return (list(mine) if mine is not None else [None] * n0) + (
+                list(theirs) if theirs is not None else [None] * n1)
+
+        return TemporalEventStore(
+            entities=ent.names, relations=rel.names,
+            subject=np.concatenate([self.subject, emap[other.subject] if n1 else other.subject]),
+            relation=np.concatenate([self.relation, rmap[other.relation] if n1 else other.relation]),
+            object=np.concatenate([self.object, emap[other.object] if n1 else other.object]),
+            t_lo=np.concatenate([self.t_lo, other.t_lo]), t_hi=np.concatenate([self.t_hi, other.t_hi]),
+            g_start=np.concatenate([self.g_start, other.g_start]),
+            g_end=np.concatenate([self.g_end, other.g_end]),
+            texts=col(self._texts, other._texts), attrs=col(self._attrs, other._attrs),
+        )
+
+    def subset(self, ids: np.ndarray) -> TemporalEventStore:
+        """A new store holding only the events ``ids`` (in that order; vocabularies kept whole)."""
+        ids = self._check_ids(ids)
+        pick = (lambda c: None if c is None else [c[int(i)] for i in ids])
+        return TemporalEventStore(
+            entities=list(self.entities), relations=list(self.relations),
+            subject=self.subject[ids], relation=self.relation[ids], object=self.object[ids],
+            t_lo=self.t_lo[ids], t_hi=self.t_hi[ids], g_start=self.g_start[ids], g_end=self.g_end[ids],
+            texts=pick(self._texts), attrs=pick(self._attrs),
+        )
+
     # ------------------------------------------------------------- persistence
     def write(self, directory: str | os.PathLike[str]) -> None:
         """Write the store's files into an existing directory (not atomic; see :meth:`save`)."""

@@ -23,7 +23,9 @@ an error observation, never an exception, from the LangChain tools.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +88,21 @@ class TemporalKGTools:
                                          tokenizer=relation_tokens, qualifier_weight=0.0))
         self._align_cache: dict[tuple[Any, ...], Alignment] = {}
         self._vec_cache: dict[str, np.ndarray] = {}
+        self._allowed: np.ndarray | None = None
+
+    @contextlib.contextmanager
+    def restricted(self, event_ids: np.ndarray) -> Iterator[None]:
+        """Within the block, tools only return events among ``event_ids``.
+
+        This turns the tools (and the reasoner driving them) into a *reader* over what
+        a retriever returned.
+        """
+        prev = self._allowed
+        self._allowed = np.unique(np.asarray(event_ids, dtype=np.int64))
+        try:
+            yield
+        finally:
+            self._allowed = prev
 
     def _vectors(self, *phrases: str) -> None:
         """Embed the phrases not embedded yet, in one batch."""
@@ -152,6 +169,8 @@ class TemporalKGTools:
 
     def _finish(self, tool: str, ids: np.ndarray, aligned: dict[str, str], t0: float,
                 call: str) -> ToolResult:
+        if self._allowed is not None:
+            ids = ids[np.isin(ids, self._allowed)]
         rows = self._rows(ids)
         al = ", ".join(f"{k}={v!r}" for k, v in aligned.items())
         if not rows:

@@ -240,3 +240,43 @@ class StarRAGPGRetriever(CustomPGRetriever):
 
     def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
         return self._star.retrieve(query_str)
+
+
+ANSWER_PROMPT = """Below are dated events from a knowledge graph, most relevant first.
+
+{events}
+
+Question: {question}
+
+Use the dates: "before", "after", "first", "last" and "in <time>" restrict which events count.
+Give 10 candidate answers, best first, one per line, each a short entity name or a date
+(YYYY-MM-DD, YYYY-MM or YYYY, matching what the question asks for). No explanations."""
+
+
+def format_events(events: list[Any]) -> str:
+    """Numbered event lines for :data:`ANSWER_PROMPT`."""
+    return "\n".join(f"{i + 1}. {e.verbalize()}" for i, e in enumerate(events))
+
+
+def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
+    """Parse the LLM's ranked list (numbering, bullets, quotes and a trailing period removed)."""
+    import re
+
+    if not isinstance(text, str):
+        raise TypeError(f"expected text, got {type(text).__name__}")
+    out: list[str] = []
+    for line in re.split(r"\n+|\s*\|\s*", text):
+        a = re.sub(r"^\s*(?:\d+[.):]|[-*•]|answer\s*\d*:)\s*", "", line, flags=re.I).strip().strip('"\'').rstrip(".")
+        if a and a.lower() not in {x.lower() for x in out}:
+            out.append(a)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def answer_with_llm(config: Any, question: str, events: list[Any]) -> list[str]:
+    """Ask the configured LLM for 10 ranked answers over the retrieved events."""
+    from chronorag.integrations.llm import chat
+
+    prompt = ANSWER_PROMPT.format(events=format_events(events), question=question)
+    return parse_ranked_answers(chat(config, [{"role": "user", "content": prompt}]))
