@@ -5,7 +5,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from chronorag.graphs.rule_graph import RuleGraph, RuleGraphConfig, _mdl_select, build_rule_graph, entity_labels
+from chronorag.graphs.rule_graph import (
+    RuleGraph,
+    RuleGraphConfig,
+    _mdl_select,
+    build_rule_graph,
+    entity_labels,
+)
 from chronorag.graphs.store import EventStoreBuilder
 from chronorag.retrievers.star_rag import StarRAGRetriever, parse_ranked_answers
 

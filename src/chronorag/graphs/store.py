@@ -559,7 +559,9 @@ class TemporalEventStore:
     def subset(self, ids: np.ndarray) -> TemporalEventStore:
         """A new store holding only the events ``ids`` (in that order; vocabularies kept whole)."""
         ids = self._check_ids(ids)
-        pick = (lambda c: None if c is None else [c[int(i)] for i in ids])
+        def pick(c: list[str | None] | None) -> list[str | None] | None:
+            return None if c is None else [c[int(i)] for i in ids]
+
         return TemporalEventStore(
             entities=list(self.entities), relations=list(self.relations),
             subject=self.subject[ids], relation=self.relation[ids], object=self.object[ids],
