@@ -149,3 +149,17 @@ def test_star_rag_under_property_graph_index(ecb_store, tmp_path):
 
 def test_parse_ranked_answers():
     assert parse_ranked_answers('1. "Iran"\n2) China.\n- iran\nAnswer 3: Japan') == ["Iran", "China", "Japan"]
+
+
+def test_star_rag_answers_with_llm_over_http(ecb_index):
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    with ScriptedOpenAIServer(["1. Romania\n2. Ireland"]) as srv:
+        method = make_method("star-rag", ecb_index.path, llm_url=srv.base_url)
+        pred = method({"quid": 7, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]})
+        prompt = srv.requests[0]["messages"][0]["content"]
+    assert pred.answers == ["Romania", "Ireland"]
+    assert "Question: Before Germany, who did the ECB criticize last?" in prompt
+    assert "1. On " in prompt and pred.info["tokens"]["calls"] == 1
