@@ -7,6 +7,7 @@
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
     chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
     chronorag star-rag build INDEX_DIR
+    chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag info INDEX_DIR
 """
@@ -100,6 +101,11 @@ def _answer(index_dir: str, question: str, method: str, llm_url: str | None) -> 
             "evidence": pred.evidence[:10], "info": pred.info}
 
 
+def _short(text: str, n: int = 300) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 3] + "..."
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise ValueError("the question is empty")
@@ -110,9 +116,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     mode = "" if args.llm_url else " (no-LLM mode)"
     print(f"Q: {res['question']}\nmethod: {res['method']}{mode}")
     print("answers:", "; ".join(res["answers"][:5]) or "(none)")
+    if res["info"].get("mode"):
+        print("mode:", res["info"]["mode"])
     print("evidence:")
     for e in res["evidence"]:
-        print("  -", e)
+        print("  -", _short(e))
     return 0
 
 
@@ -170,6 +178,26 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({**{k: v for k, v in rg.stats.items()}, "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _cmd_tgrag_index(args: argparse.Namespace) -> int:
+    from chronorag.integrations.tgrag import add_period, build_tgrag_index, read_period_documents
+
+    docs = read_period_documents(args.docs, period=args.period)
+    extractor = None
+    if args.llm_url:
+        from chronorag.integrations.llm import LLMConfig
+        from chronorag.integrations.tgrag import LLMExtractor
+
+        extractor = LLMExtractor(LLMConfig(base_url=args.llm_url))
+    t0 = time.perf_counter()
+    if args.add:
+        idx = add_period(args.out, docs, extractor=extractor, cache=args.cache, progress=not args.quiet)
+    else:
+        idx = build_tgrag_index(docs, args.out, extractor=extractor, encoder=args.encoder, cache=args.cache,
+                                chunk_tokens=args.chunk_tokens, progress=not args.quiet)
+    print(json.dumps({**{k: v for k, v in idx.meta.items() if k != "format"}, "total_s": round(time.perf_counter() - t0, 2)}))
     return 0
 
 
@@ -261,6 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--k-type", type=int, default=2, help="labels kept per entity")
     b.add_argument("--window-days", type=int, default=30, help="local time window for event pairs")
     b.set_defaults(func=_cmd_star_build)
+
+    sp = sub.add_parser("tgrag", help="T-GRAG jobs")
+    tsub = sp.add_subparsers(dest="tgrag_command", required=True)
+    b = tsub.add_parser("index", help="index period documents (one file per period) into a T-GRAG index")
+    b.add_argument("docs", help="a directory of .md/.txt files named by period (2019.md), or one file with --period")
+    b.add_argument("--out", required=True, help="index directory")
+    b.add_argument("--period", default=None, help="period of the given documents (default: file name)")
+    b.add_argument("--add", action="store_true", help="add new periods to an existing index")
+    b.add_argument("--chunk-tokens", type=int, default=1000)
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_tgrag_index)
 
     sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
     sp.add_argument("source", choices=["cronquestions", "reasoner"],

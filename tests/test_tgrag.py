@@ -1,0 +1,143 @@
+import json
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+from chronorag.graphs.timeslice import KnowledgeUnit, PeriodExtraction, TimeSlicedKG
+from chronorag.integrations.llm import LLMConfig
+from chronorag.integrations.testing import ScriptedOpenAIServer
+from chronorag.integrations.tgrag import (
+    LLMExtractor,
+    TGragIndex,
+    add_period,
+    build_tgrag_index,
+    parse_extraction,
+    read_period_documents,
+)
+from chronorag.retrievers.tgrag import (
+    SubQuestion,
+    TGragRetriever,
+    VanillaChunkRetriever,
+    answer_tgrag,
+    decompose_rule_based,
+    parse_decomposition,
+)
+
+REPORTS = FIXTURES / "reports"
+
+
+def test_decompose_rule_based():
+    assert decompose_rule_based("How many cars in 2019 and 2022?") == [
+        SubQuestion("2019", "How many cars in 2019?"), SubQuestion("2022", "How many cars in 2022?")]
+    assert [s.period for s in decompose_rule_based("Sales 2019-2021?")] == ["2019", "2020", "2021"]
+    assert [s.period for s in decompose_rule_based("Sales 2012, 2015 and 2023?")] == ["2012", "2015", "2023"]
+    assert decompose_rule_based("What does Audi make?") == [SubQuestion(None, "What does Audi make?")]
+    assert decompose_rule_based("Plans for 2030?", periods=["2019", "2022"]) == [SubQuestion(None, "Plans for 2030?")]
+    with pytest.raises(ValueError):
+        decompose_rule_based(" ")
+
+
+def test_parse_decomposition_is_tolerant():
+    text = "[2019<SEP>Who led Audi in 2019?]\n- 2022: Who led Audi in 2022?\ngarbage\n[all<SEP>Who leads?]\n[1999<SEP>no]"
+    assert parse_decomposition(text, ["2019", "2022"]) == [
+        SubQuestion("2019", "Who led Audi in 2019?"), SubQuestion("2022", "Who led Audi in 2022?"),
+        SubQuestion(None, "Who leads?")]
+
+
+def test_parse_extraction_skips_and_counts_bad_records():
+    reply = ("ENTITY|Audi|ORG|Audi delivered 1.6 million cars.\n1. RELATION|Audi|Sauber|Partners in Formula 1|8\n"
+             "ENTITY|broken\nnonsense line\nRELATION|Audi||x|2")
+    types, units, rels, skipped = parse_extraction(reply, chunk=0)
+    assert types == {"Audi": "ORG"} and len(units) == 2 and skipped == 3
+    assert rels[0].source == "Audi" and rels[0].target == "Sauber" and rels[0].weight == 8
+
+
+def test_time_sliced_kg_keeps_periods_apart():
+    kg = TimeSlicedKG()
+    kg.add_period(PeriodExtraction("2019", ["c"], units=[KnowledgeUnit("Audi sold A.", ("Audi",), 0)]))
+    kg.add_period(PeriodExtraction("2022", ["d"], units=[KnowledgeUnit("Audi sold B.", ("Audi",), 0)]))
+    assert kg.node_id("Audi", "2019") != kg.node_id("Audi", "2022")
+    with pytest.raises(ValueError, match="already indexed"):
+        kg.add_period(PeriodExtraction("2019", []))
+    with pytest.raises(ValueError, match="chunk"):
+        kg.add_period(PeriodExtraction("2023", ["x"], units=[KnowledgeUnit("t", ("A",), 5)]))
+
+
+@pytest.fixture(scope="module")
+def tgrag_index(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tg") / "idx"
+    docs = [d for d in read_period_documents(REPORTS) if d[0] == "2019"]
+    build_tgrag_index(docs, out, progress=False)
+    return add_period(out, [d for d in read_period_documents(REPORTS) if d[0] == "2022"], progress=False)
+
+
+def test_index_and_incremental_period(tgrag_index):
+    idx = TGragIndex.load(tgrag_index.path)
+    assert idx.kg.periods == ["2019", "2022"]
+    assert {"Audi"} <= {n for n, p in zip(idx.kg.node_name, idx.kg.node_period) if p == "2019"}
+    assert idx.kg.node_id("Audi", "2019") != idx.kg.node_id("Audi", "2022")
+    assert len(idx.unit_vecs) == len(idx.kg.unit_text) and len(idx.chunk_vecs) == len(idx.kg.chunk_text)
+    pg = idx.property_graph()
+    names = {n.name for n in pg.get(properties={"chronorag_tgrag": True}) if hasattr(n, "name")}
+    assert {"Audi @ 2019", "Audi @ 2022"} <= names
+    mentions = [t for t in pg.get_triplets(relation_names=["MENTIONS"])]
+    assert mentions and all(t[0].id.startswith("chunk-") for t in mentions)
+    with pytest.raises(ValueError, match="already indexed"):
+        add_period(tgrag_index.path, [("2019", "Audi again.")], progress=False)
+
+
+def test_retrievers(tgrag_index):
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    r = TGragRetriever(idx, t_texts=1)
+    ranked, results = r.retrieve_chunks("Who led the Board of Management of Audi in 2019 and 2022?")
+    assert [res.sub.period for res in results] == ["2019", "2022"]
+    assert [idx.kg.chunk_period[c] for c in ranked] == ["2019", "2022"]
+    nodes = r.retrieve("How many cars did Audi deliver in 2022?")
+    assert nodes[0].node.metadata["period"] == "2022" and "1,614,231" in nodes[0].node.get_content()
+    out = answer_tgrag(r, "How many cars did Audi deliver in 2022?")
+    assert out["mode"].startswith("extractive") and "1,614,231" in out["answer"]
+    assert len(VanillaChunkRetriever(idx, t_texts=2).retrieve_chunks("Formula 1")) == 2
+    with pytest.raises(ValueError, match="decompose"):
+        TGragRetriever(idx, decompose="magic")
+
+
+def test_llm_generation_over_http(tgrag_index):
+    idx = TGragIndex.load(tgrag_index.path)
+    script = ["[2019<SEP>Who led Audi's board in 2019?]\n[2022<SEP>Who led Audi's board in 2022?]",
+              "Bram Schot", "Markus Duesmann", "Bram Schot (2019), then Markus Duesmann (2022)."]
+    with ScriptedOpenAIServer(script) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        r = TGragRetriever(idx, decompose="llm", llm=cfg)
+        out = answer_tgrag(r, "Who led Audi's board in 2019 and 2022?", llm=cfg)
+        prompts = [q["messages"][0]["content"] for q in srv.requests]
+    assert out["answer"] == "Bram Schot (2019), then Markus Duesmann (2022)."
+    assert [s["answer"] for s in out["sub_answers"]] == ["Bram Schot", "Markus Duesmann"]
+    assert "Available periods: 2019, 2022" in prompts[0] and "Bram Schot" in prompts[1]
+    assert "-> Markus Duesmann" in prompts[3]
+
+
+def test_llm_extractor_over_http(tmp_path):
+    replies = ["ENTITY|Audi|ORG|Audi delivered 1,614,231 cars in 2022.\nbad record\n"
+               "RELATION|Audi|Sauber|Audi enters Formula 1 with Sauber.|9"] * 5
+    with ScriptedOpenAIServer(replies) as srv:
+        ex = LLMExtractor(LLMConfig(base_url=srv.base_url)).extract("2022", ["chunk one"])
+    assert ex.skipped_records == 1 and [r.target for r in ex.relations] == ["Sauber"]
+    assert {u.entities for u in ex.units} == {("Audi",), ("Audi", "Sauber")}
+
+
+def test_cli_tgrag(tmp_path, capsys):
+    from chronorag.cli import main
+
+    out = tmp_path / "idx"
+    assert main(["-q", "tgrag", "index", str(REPORTS), "--out", str(out)]) == 0
+    meta = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert meta["periods"] == ["2019", "2022"] and meta["extractor"] == "SpacyExtractor"
+    for method in ("t-grag", "vanilla"):
+        assert main(["-q", "eval", "time-longqa", str(out), str(FIXTURES / "tgrag_qa.jsonl"), "--method", method]) == 0
+        m = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert "evidence_recall@5" in m and m["n"] == 2
+        if method == "t-grag":
+            assert m["evidence_recall@5"] == 1.0
+    assert np.isfinite(m["latency_ms_p50"])
