@@ -87,3 +87,18 @@ def test_openai_embedding_endpoint():
         assert len(srv.requests) == 2  # batched
     with pytest.raises(ValueError, match="base_url"):
         OpenAIEmbeddingEncoder("ftp://x", "m")
+
+
+def test_llm_judge_over_http():
+    from chronorag.integrations.judge import judge_answer
+
+    with ScriptedOpenAIServer(["CORRECT", "Incorrect.", "maybe"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        assert judge_answer(cfg, "Deliveries in 2022?", "1,614,231", "About 1.61 million (1,614,231).") is True
+        assert judge_answer(cfg, "Deliveries in 2022?", "1,614,231", "1.8 million") is False
+        with pytest.raises(LLMError, match="maybe"):
+            judge_answer(cfg, "Deliveries in 2022?", "1,614,231", "x")
+        assert "Reference answer: 1,614,231" in srv.requests[0]["messages"][0]["content"]
+    assert judge_answer(LLMConfig(), "q", "g", "") is False  # empty prediction: wrong, no call needed
+    with pytest.raises(ValueError, match="gold"):
+        judge_answer(LLMConfig(), "q", " ", "x")

@@ -161,3 +161,24 @@ def test_reasoner_trajectories_to_sft(ecb_tools):
     assert len(recs) == 1
     text = json.dumps(recs[0])
     assert "Get_time" in text and "<response>Romania</response>" in text
+
+
+def test_llm_reranker_and_tools_method_over_http(ecb_index):
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.alignment import LLMReranker
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    with ScriptedOpenAIServer(["2"]) as srv:  # the LLM picks candidate 2 of its list
+        cfg = LLMConfig(base_url=srv.base_url)
+        tools = TemporalKGTools(ecb_index, entity_reranker=LLMReranker(cfg))
+        al = tools.align_entity("people in Hungary")  # not an exact name: goes through the reranker
+        listing = srv.requests[0]["messages"][0]["content"]
+    second = [line for line in listing.splitlines() if line.startswith("2. ")][0][3:]
+    assert al.name == second
+    script = [{"tool_calls": [{"name": "Get_tail_entity", "arguments": {"head": "ECB", "rel": "criticize",
+                                                                        "begin_time": "-inf", "end_time": "2011-02-14",
+                                                                        "type": "before"}}]}, "Romania"]
+    with ScriptedOpenAIServer(script) as srv:
+        method = make_method("tools", ecb_index.path, llm_url=srv.base_url)
+        pred = method({"quid": 1, "question": Q, "answers": ["Romania"]})
+    assert pred.answers == ["Romania"] and pred.info["mode"] == "native" and pred.info["tokens"]["calls"] == 2
