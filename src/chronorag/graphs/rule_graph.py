@@ -373,7 +373,7 @@ class RuleGraph:
         self.event_ptr = np.concatenate([self.event_ptr, self.event_ptr[-1] + ev_ptr_new[1:]])
         self.event_nodes = np.concatenate([self.event_nodes, ev_nodes_new])
         # event pairs involving a new event, within the groups the new events touch
-        i, j, d = _event_pairs_touching(store, new, cfg)
+        i, j, d = _event_pairs(store, cfg, first_new=start)
         ek, en, es = _edge_stats(self.event_nodes, self.event_ptr, i, j, d,
                                  (self.node_s, self.node_r, self.node_o), n_nodes)
         # merge into the candidate edges (re-key old edges by the new node count)
@@ -454,25 +454,31 @@ def _event_nodes(store: TemporalEventStore, labels: list[list[int]], idx: np.nda
     return np.concatenate(pos), np.concatenate(keys)
 
 
-def _event_pairs(store: TemporalEventStore, idx: np.ndarray, cfg: RuleGraphConfig
+def _event_pairs(store: TemporalEventStore, cfg: RuleGraphConfig, *, first_new: int | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Event pairs sharing >= 2 of (s, r, o), within the window, <= m successors per group."""
+    """Event pairs sharing >= 2 of (s, r, o), within the window, <= m successors per group.
+
+    With ``first_new``, only the groups a new event (id >= ``first_new``) belongs to are
+    paired and only pairs with a new event are kept: an incremental update's work grows
+    with the update, not the store.
+    """
     n_ent, n_rel = len(store.entities), len(store.relations)
-    s, r, o = (store.subject[idx].astype(np.int64), store.relation[idx].astype(np.int64),
-               store.object[idx].astype(np.int64))
-    t = store.t_lo[idx] // _DAY
-    win = cfg.window_days
+    s, r, o = (store.subject.astype(np.int64), store.relation.astype(np.int64), store.object.astype(np.int64))
+    t = store.t_lo // _DAY
     out_i, out_j, out_d = [], [], []
     for key in ((s * n_rel + r), (s * n_ent + o), (r * n_ent + o)):
-        order = np.lexsort((t, key))
+        pool = (np.arange(len(store)) if first_new is None
+                else np.flatnonzero(np.isin(key, np.unique(key[first_new:]))))
+        order = pool[np.lexsort((t[pool], key[pool]))]
         ks, ts = key[order], t[order]
         for step in range(1, cfg.max_pairs_per_event + 1):
             a, b = order[:-step], order[step:]
-            same = ks[:-step] == ks[step:]
             d = ts[step:] - ts[:-step]
-            ok = same & (d <= win)
-            if not ok.any():
+            ok = (ks[:-step] == ks[step:]) & (d <= cfg.window_days)
+            if not ok.any():  # later steps only span longer gaps
                 break
+            if first_new is not None:
+                ok &= (a >= first_new) | (b >= first_new)
             out_i.append(a[ok])
             out_j.append(b[ok])
             out_d.append(d[ok])
@@ -481,40 +487,6 @@ def _event_pairs(store: TemporalEventStore, idx: np.ndarray, cfg: RuleGraphConfi
         return z, z, z
     i, j, d = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d)
     # a pair sharing all of (s, r, o) appears in all three groupings: keep it once
-    pk = np.minimum(i, j) * len(idx) + np.maximum(i, j)
-    _, first = np.unique(pk, return_index=True)
-    return i[first], j[first], d[first]
-
-
-def _event_pairs_touching(store: TemporalEventStore, new: np.ndarray, cfg: RuleGraphConfig
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Like :func:`_event_pairs` over the whole store, keeping pairs with a new event.
-
-    Only the groups (same subject+relation, subject+object or relation+object) that a
-    new event belongs to are paired, so the work grows with the update, not the store.
-    """
-    n_ent, n_rel = len(store.entities), len(store.relations)
-    s, r, o = (store.subject.astype(np.int64), store.relation.astype(np.int64), store.object.astype(np.int64))
-    t = store.t_lo // _DAY
-    first_new = int(new[0])
-    out_i, out_j, out_d = [], [], []
-    for key in ((s * n_rel + r), (s * n_ent + o), (r * n_ent + o)):
-        members = np.flatnonzero(np.isin(key, np.unique(key[new])))
-        order = members[np.lexsort((t[members], key[members]))]
-        ks, ts = key[order], t[order]
-        for step in range(1, cfg.max_pairs_per_event + 1):
-            a, b = order[:-step], order[step:]
-            ok = (ks[:-step] == ks[step:]) & (ts[step:] - ts[:-step] <= cfg.window_days) & (
-                (a >= first_new) | (b >= first_new))
-            if not ok.any() and not ((ks[:-step] == ks[step:]).any()):
-                break
-            out_i.append(a[ok])
-            out_j.append(b[ok])
-            out_d.append((ts[step:] - ts[:-step])[ok])
-    if not out_i:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    i, j, d = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d)
     pk = np.minimum(i, j) * len(store) + np.maximum(i, j)
     _, first = np.unique(pk, return_index=True)
     return i[first], j[first], d[first]
@@ -680,7 +652,7 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     support_ptr, support_idx = _csr(node_of_pair, pos, len(uniq))
     event_ptr, event_nodes = _csr(pos, node_of_pair, len(store))
     mark("rule_nodes")
-    i, j, d = _event_pairs(store, idx, cfg)
+    i, j, d = _event_pairs(store, cfg)
     mark("event_pairs")
     ek_u, edge_n, edge_sum = _edge_stats(event_nodes, event_ptr, i, j, d, (node_s, node_r, node_o), len(uniq))
     edge_u, edge_v = np.divmod(ek_u, len(uniq))

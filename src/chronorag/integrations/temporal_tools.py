@@ -205,36 +205,29 @@ class TemporalKGTools:
     def get_head_entity(self, tail: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
                         type: str = "in/on") -> ToolResult:  # noqa: A002
         """Events ``(?, rel, tail)`` passing the temporal condition."""
-        t0 = time.perf_counter()
-        try:
-            kind = self._check_filter(begin_time, end_time, type)
-            self._prefetch((tail,), rel)
-            t = self.align_entity(tail)
-            r = self.align_relation(rel, tail=t.index)
-            ids = self.store.query(relation=r.name, object=t.name, begin_time=begin_time,
-                                   end_time=end_time, type=kind)
-        except (ChronoRAGError, ValueError, TypeError) as exc:
-            return self._error("Get_head_entity", exc, t0)
-        call = (f"Get_head_entity(tail={tail!r}, rel={rel!r}, begin_time={begin_time!r}, "
-                f"end_time={end_time!r}, type={type!r})")
-        return self._finish("Get_head_entity", ids, {"tail": t.name, "rel": r.name}, t0, call)
+        return self._filtered("Get_head_entity", "tail", tail, rel, begin_time, end_time, type)
 
     def get_tail_entity(self, head: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
                         type: str = "in/on") -> ToolResult:  # noqa: A002
         """Events ``(head, rel, ?)`` passing the temporal condition."""
+        return self._filtered("Get_tail_entity", "head", head, rel, begin_time, end_time, type)
+
+    def _filtered(self, tool: str, role: str, known: str, rel: str, begin_time: str, end_time: str,
+                  type: str) -> ToolResult:  # noqa: A002
+        """Shared body of the two entity tools; ``role`` is the known entity's side."""
         t0 = time.perf_counter()
         try:
             kind = self._check_filter(begin_time, end_time, type)
-            self._prefetch((head,), rel)
-            h = self.align_entity(head)
-            r = self.align_relation(rel, head=h.index)
-            ids = self.store.query(subject=h.name, relation=r.name, begin_time=begin_time,
-                                   end_time=end_time, type=kind)
+            self._prefetch((known,), rel)
+            e = self.align_entity(known)
+            r = self.align_relation(rel, **{role: e.index})
+            side = {"subject": e.name} if role == "head" else {"object": e.name}
+            ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
         except (ChronoRAGError, ValueError, TypeError) as exc:
-            return self._error("Get_tail_entity", exc, t0)
-        call = (f"Get_tail_entity(head={head!r}, rel={rel!r}, begin_time={begin_time!r}, "
+            return self._error(tool, exc, t0)
+        call = (f"{tool}({role}={known!r}, rel={rel!r}, begin_time={begin_time!r}, "
                 f"end_time={end_time!r}, type={type!r})")
-        return self._finish("Get_tail_entity", ids, {"head": h.name, "rel": r.name}, t0, call)
+        return self._finish(tool, ids, {role: e.name, "rel": r.name}, t0, call)
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Dispatch a tool call by name (as the agent does); unknown names give an error result."""
