@@ -62,7 +62,9 @@ def test_demo_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "no LLM" in out
     assert "2014-03-05" in out  # first Kerry-Lavrov consultation in March 2014 (from the real data)
-    assert out.count("Q: ") == 3
+    assert out.count("Q: ") == 4
+    assert "A: China" in out  # Obama criticized France on 2014-06-05, then China on 2014-07-09
+    assert "A: 2014-02-27" in out and "A: 2014-02" in out and "A: Mohammad Javad Zarif" in out
 
 
 def test_star_rag_and_tools_from_cli(tmp_path, capsys):

@@ -57,9 +57,10 @@ def bundled_sample_path() -> Path:
 
 
 DEMO_QUESTIONS = [
-    "Who did John Kerry negotiate with about Iran's nuclear programme?",
-    "Which country did Xi Jinping visit?",
-    "Who criticized North Korea?",
+    "After France, who did Barack Obama criticize first?",
+    "When did Xi Jinping first visit France?",
+    "In which month did John Kerry first negotiate with Mohammad Javad Zarif?",
+    "Who did Catherine Ashton consult on the same day as Iran?",
 ]
 
 
@@ -215,7 +216,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from chronorag.retrievers.dense import DenseEventRetriever
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
-    print("chronorag demo: offline, no LLM (dense retrieval + symbolic time filters)")
+    print("chronorag demo: offline, no LLM (symbolic temporal reasoning over the KG, dense retrieval for contrast)")
     print(f"1. ingest the bundled sample ({bundled_sample_path().name}) into {out}")
     store = read_events(bundled_sample_path(), progress=not args.quiet)
     idx = build_event_index(store, out, encoder=args.encoder, cache=args.cache,
@@ -225,13 +226,20 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     ids = store.query(subject="John Kerry", relation="Consult", object="Sergey Viktorovich Lavrov",
                       begin_time="2014-03", end_time="2014-03", type="in/on")
     print("   " + ", ".join(store.start_text(int(i)) for i in ids))
-    print("3. dense retrieval, restricted to events after 2014-06 (TempTool 'after' filter)")
+    print("3. TempTool tools + no-LLM temporal reasoner (question form -> tool calls -> ranked answers)")
+    from chronorag.integrations.temporal_reasoner import TemporalReasoner
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    reasoner = TemporalReasoner(TemporalKGTools(idx))
     for q in DEMO_QUESTIONS:
-        r = DenseEventRetriever(idx, similarity_top_k=3, begin_time="2014-06", type="after")
-        print(f"   Q: {q}")
-        for nws in r.retrieve(q):
-            print(f"      {nws.score:.3f}  {nws.node.get_content()}")
-    print(f"index kept at {out}; try: chronorag ask {out} \"Who did Barack Obama praise?\"")
+        res = reasoner.answer(q)
+        calls = " -> ".join(c["name"] for c in res.calls)
+        print(f"   Q: {q}\n      A: {', '.join(res.answers[:3]) or '(none)'}   [{calls}]")
+    q = DEMO_QUESTIONS[0]
+    print(f"4. for contrast, time-blind dense retrieval for: {q}")
+    for nws in DenseEventRetriever(idx, similarity_top_k=3).retrieve(q):
+        print(f"      {nws.score:.3f}  {nws.node.get_content()}")
+    print(f"index kept at {out}; try: chronorag ask {out} \"Who did Barack Obama praise first after Japan?\" --method tools")
     return 0
 
 

@@ -125,6 +125,10 @@ class SentenceTransformerEncoder:
             raise FileNotFoundError(f"no local sentence-transformers model at {path}")
         _offline_env()
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()  # no load report for the bundled model's unused keys
+        hf_logging.disable_progress_bar()
 
         self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
         self.batch_size = batch_size
