@@ -141,3 +141,21 @@ def test_cli_tgrag(tmp_path, capsys):
         if method == "t-grag":
             assert m["evidence_recall@5"] == 1.0
     assert np.isfinite(m["latency_ms_p50"])
+
+
+def test_documents_and_property_graph_index(tgrag_index, tmp_path):
+    from llama_index.core import Document, PropertyGraphIndex
+    from llama_index.core.llms import MockLLM
+
+    from chronorag.retrievers.tgrag import TGragPGRetriever
+
+    docs = [Document(text=(REPORTS / "2022.md").read_text(), metadata={"period": "2022"})]
+    idx = build_tgrag_index(docs, tmp_path / "d", progress=False)
+    assert idx.kg.periods == ["2022"]
+    with pytest.raises(ValueError, match="period"):
+        build_tgrag_index([Document(text="x")], tmp_path / "e", progress=False)
+    pg = TGragIndex.load(tgrag_index.path).property_graph()
+    sub = TGragPGRetriever(pg, index_dir=str(tgrag_index.path), t_texts=1)
+    pgi = PropertyGraphIndex.from_existing(property_graph_store=pg, embed_kg_nodes=False, llm=MockLLM())
+    nodes = pgi.as_retriever(sub_retrievers=[sub]).retrieve("Who chaired the Board of Management of Audi in 2022?")
+    assert nodes and "Markus Duesmann" in nodes[0].node.get_content()

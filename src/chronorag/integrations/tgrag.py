@@ -299,7 +299,11 @@ def build_tgrag_index(
     cache: str | os.PathLike[str] | None = None,
     progress: bool = True,
 ) -> TGragIndex:
-    """Index ``(period, text)`` documents into ``out_dir`` (atomically). See :func:`add_period`."""
+    """Index documents into ``out_dir`` (atomically). See :func:`add_period`.
+
+    ``documents`` are ``(period, text)`` pairs or LlamaIndex ``Document``s with
+    ``metadata["period"]``.
+    """
     return _index(list(documents), out_dir, extractor=extractor, encoder=encoder, chunk_tokens=chunk_tokens,
                   cache=cache, progress=progress, base=None)
 
@@ -319,7 +323,18 @@ def _index(docs: list[tuple[str, str]], out_dir: str | os.PathLike[str], *, extr
     if not docs:
         raise ValueError("no documents to index")
     by_period: dict[str, list[str]] = {}
-    for per, text in docs:
+    for i, d in enumerate(docs):
+        if hasattr(d, "metadata") and hasattr(d, "text"):  # a LlamaIndex Document
+            per = d.metadata.get("period")
+            if per in (None, ""):
+                raise ValueError(f"document #{i} has no 'period' in its metadata")
+            per, text = str(per), d.text
+        elif isinstance(d, tuple) and len(d) == 2:
+            per, text = d
+        else:
+            raise TypeError(f"document #{i} must be (period, text) or a Document with metadata['period']")
+        if not isinstance(text, str):
+            raise TypeError(f"document #{i} text must be a string")
         by_period.setdefault(str(per), []).append(text)
     kg = base.kg if base is not None else TimeSlicedKG()
     dup = sorted(set(by_period) & set(kg.periods))

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from chronorag.integrations.tgrag import TGragIndex
@@ -37,6 +38,7 @@ __all__ = [
     "parse_decomposition",
     "SubQuestion",
     "TGragRetriever",
+    "TGragPGRetriever",
     "VanillaChunkRetriever",
     "answer_tgrag",
     "DECOMPOSE_PROMPT",
@@ -306,6 +308,22 @@ class TGragRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._retrieve(query_bundle)
+
+
+class TGragPGRetriever(CustomPGRetriever):
+    """T-GRAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex`` (over the index's property graph).
+
+    ``init`` takes ``index_dir`` (a T-GRAG index); other keyword arguments go to
+    :class:`TGragRetriever`. Returns the source-text chunks as ``NodeWithScore``.
+    """
+
+    def init(self, index_dir: str | None = None, **kwargs: Any) -> None:
+        if index_dir is None:
+            raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory)")
+        self._tgrag = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
+
+    def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
+        return self._tgrag.retrieve(query_str)
 
 
 def Counter_like(values: np.ndarray) -> dict[int, int]:  # noqa: N802 - small helper
