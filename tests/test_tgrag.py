@@ -159,3 +159,26 @@ def test_documents_and_property_graph_index(tgrag_index, tmp_path):
     pgi = PropertyGraphIndex.from_existing(property_graph_store=pg, embed_kg_nodes=False, llm=MockLLM())
     nodes = pgi.as_retriever(sub_retrievers=[sub]).retrieve("Who chaired the Board of Management of Audi in 2022?")
     assert nodes and "Markus Duesmann" in nodes[0].node.get_content()
+
+
+def test_ragas_on_eval_predictions(tmp_path, capsys):
+    from chronorag.cli import main
+    from chronorag.integrations.ragas_eval import ragas_scores
+
+    out = tmp_path / "idx"
+    assert main(["-q", "tgrag", "index", str(REPORTS), "--out", str(out)]) == 0
+    preds = tmp_path / "p.jsonl"
+    assert main(["-q", "eval", "time-longqa", str(out), str(FIXTURES / "tgrag_qa.jsonl"), "--method", "t-grag",
+                 "--out", str(preds)]) == 0
+    capsys.readouterr()
+    scores = ragas_scores(preds)
+    assert set(scores) == {"non_llm_string_similarity", "non_llm_context_recall", "non_llm_context_precision_with_reference"}
+    assert all(0.0 <= v <= 1.0 for v in scores.values())
+    assert main(["ragas", str(preds)]) == 0
+    assert json.loads(capsys.readouterr().out)["non_llm_context_recall"] == scores["non_llm_context_recall"]
+    # hand-checkable: RAGAS string-matches whole contexts, so an exact passage is recalled, a chunk is not
+    passage = "In 2022, Audi delivered 1,614,231 cars to customers worldwide."
+    rec = {"question": "q", "evidence": [passage], "predicted": ["1,614,231"], "answers": ["1,614,231"],
+           "gold_evidence": [passage]}
+    assert ragas_scores([rec])["non_llm_context_recall"] == 1.0
+    assert ragas_scores([{**rec, "evidence": ["Markus Duesmann chaired the board."]}])["non_llm_context_recall"] == 0.0

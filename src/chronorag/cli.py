@@ -9,6 +9,7 @@
     chronorag star-rag build INDEX_DIR
     chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
+    chronorag ragas PREDICTIONS.jsonl
     chronorag info INDEX_DIR
 """
 
@@ -202,6 +203,13 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ragas(args: argparse.Namespace) -> int:
+    from chronorag.integrations.ragas_eval import ragas_scores
+
+    print(json.dumps({"predictions": str(args.predictions), **ragas_scores(args.predictions)}))
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from chronorag.graphs.persist import read_json
 
@@ -318,6 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--index", default=None, help="index directory (reasoner source)")
     sp.add_argument("--limit", type=int, default=None)
     sp.set_defaults(func=_cmd_sft)
+
+    sp = sub.add_parser("ragas", help="RAGAS scores (LLM-free metrics) of a predictions file from `eval`")
+    sp.add_argument("predictions")
+    sp.set_defaults(func=_cmd_ragas)
 
     sp = sub.add_parser("info", help="print an index directory's metadata")
     sp.add_argument("index_dir")

@@ -195,6 +195,7 @@ def run_eval(
             }
             if isinstance(q.get("evidence"), list) and q["evidence"]:
                 rec["evidence_recall@5"] = evidence_recall(pred.evidence, q["evidence"], k=5)
+                rec["gold_evidence"] = q["evidence"]
             records.append(rec)
             if out_fh is not None:
                 out_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
