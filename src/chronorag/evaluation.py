@@ -23,7 +23,6 @@ Methods registered here (others add themselves with :func:`register_method`):
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import statistics
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError, UnknownNameError
+from chronorag.graphs.persist import iter_jsonl
 from chronorag.metrics import evidence_recall, exact_match, hits_at_k, normalize_answer, token_f1
 
 __all__ = [
@@ -90,27 +90,19 @@ def load_questions(path: str | os.PathLike[str], *, limit: int | None = None) ->
         raise FileNotFoundError(f"no such question file: {p}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    opener = gzip.open if p.name.endswith(".gz") else open
     rows: list[dict[str, Any]] = []
-    with opener(p, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"{p}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-                raise DataFormatError(f"{p}:{lineno}: row has no 'question' string")
-            answers = row.get("answers", row.get("answer"))
-            if isinstance(answers, str):
-                answers = [answers]
-            if not isinstance(answers, list) or not answers:
-                raise DataFormatError(f"{p}:{lineno}: row has no non-empty 'answers' list")
-            row["answers"] = [str(a) for a in answers]
-            rows.append(row)
-            if limit is not None and len(rows) >= limit:
-                break
+    for lineno, row in iter_jsonl(p):
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str):
+            raise DataFormatError(f"{p}:{lineno}: row has no 'question' string")
+        answers = row.get("answers", row.get("answer"))
+        if isinstance(answers, str):
+            answers = [answers]
+        if not isinstance(answers, list) or not answers:
+            raise DataFormatError(f"{p}:{lineno}: row has no non-empty 'answers' list")
+        row["answers"] = [str(a) for a in answers]
+        rows.append(row)
+        if limit is not None and len(rows) >= limit:
+            break
     return rows
 
 

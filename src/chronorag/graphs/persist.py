@@ -8,6 +8,7 @@ ingest leaves any previous index at that path untouched.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -67,3 +68,29 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
 def read_json(path: str | os.PathLike[str]) -> Any:
     """Read a UTF-8 JSON file."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line of a JSONL(.gz) file.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    DataFormatError
+        On a line that is not JSON, naming ``file:line``.
+    """
+    from chronorag.errors import DataFormatError
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such file: {p}")
+    opener: Any = gzip.open if p.name.endswith(".gz") else open
+    with opener(p, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(f"{p}:{lineno}: invalid JSON ({exc.msg})") from None

@@ -10,7 +10,6 @@ context recall and precision against the gold evidence), so they run offline; pa
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError, missing_extra
+from chronorag.graphs.persist import iter_jsonl
 
 __all__ = ["ragas_scores", "to_ragas_dataset", "load_predictions"]
 
@@ -28,13 +28,7 @@ def load_predictions(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not p.is_file():
         raise FileNotFoundError(f"no such predictions file: {p}")
     rows = []
-    for lineno, line in enumerate(p.open(encoding="utf-8"), 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(f"{p}:{lineno}: invalid JSON ({exc.msg})") from None
+    for lineno, r in iter_jsonl(p):
         if not isinstance(r, dict) or "question" not in r:
             raise DataFormatError(f"{p}:{lineno}: not a prediction record")
         rows.append(r)

@@ -252,7 +252,7 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
     so the ``ToolMessage`` content is the readable observation and its artifact the rows.
     """
     from langchain_core.tools import StructuredTool
-    from pydantic import BaseModel, Field
+    from pydantic import BaseModel, Field, create_model
 
     ftype = Field("in/on", description="one of 'in/on', 'before', 'after', 'between'")
 
@@ -261,19 +261,16 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
         rel: str = Field(description="relation phrase, as written in the question")
         tail: str = Field(description="object entity, as written in the question")
 
-    class GetHeadArgs(BaseModel):
-        tail: str = Field(description="the known object entity")
-        rel: str = Field(description="relation phrase")
-        begin_time: str = Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")
-        end_time: str = Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")
-        type: str = ftype
-
-    class GetTailArgs(BaseModel):
-        head: str = Field(description="the known subject entity")
-        rel: str = Field(description="relation phrase")
-        begin_time: str = Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")
-        end_time: str = Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")
-        type: str = ftype
+    window: dict[str, Any] = {
+        "rel": (str, Field(description="relation phrase")),
+        "begin_time": (str, Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")),
+        "end_time": (str, Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")),
+        "type": (str, ftype),
+    }
+    GetHeadArgs = create_model(  # noqa: N806 - a class
+        "GetHeadArgs", tail=(str, Field(description="the known object entity")), **window)
+    GetTailArgs = create_model(  # noqa: N806 - a class
+        "GetTailArgs", head=(str, Field(description="the known subject entity")), **window)
 
     def wrap(name: str) -> tuple[Any, Any]:
         def run(**kwargs: Any) -> tuple[str, list[dict[str, str]]]:
