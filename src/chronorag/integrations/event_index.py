@@ -118,6 +118,39 @@ class EventIndex:
         order, bounds = self._events_of_triple
         return [order[bounds[r] : bounds[r + 1]] for r in np.asarray(rows, dtype=np.int64)]
 
+    def expand_triples(self, rows: np.ndarray, k: int, *,
+                       event_filter: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Events of ranked triples, each triple's most recent first, until ``k`` events.
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            Triple rows, best first.
+        k : int
+            Events wanted.
+        event_filter : callable, optional
+            Maps a triple's event ids to the ones to keep (e.g. a time filter).
+
+        Returns
+        -------
+        event_ids, positions : numpy.ndarray
+            The events, and for each the position of its triple in ``rows``.
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        t_lo = self.store.t_lo
+        ids: list[int] = []
+        pos: list[int] = []
+        for j, evs in enumerate(self.events_of_triples(rows)):
+            if event_filter is not None:
+                evs = event_filter(evs)
+            evs = evs[np.lexsort((-evs, -t_lo[evs]))][: k - len(ids)]
+            ids.extend(int(e) for e in evs)
+            pos.extend([j] * len(evs))
+            if len(ids) >= k:
+                break
+        return np.array(ids, dtype=np.int64), np.array(pos, dtype=np.int64)
+
     def search_triples(
         self, query: str, k: int = 10, *, subset: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:

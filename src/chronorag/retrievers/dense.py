@@ -82,17 +82,9 @@ class DenseEventRetriever(BaseRetriever):
         """Ranked ``(event_ids, scores)`` for a query string."""
         scores, rows = self._index.search_triples(query, self.triple_top_k)
         store = self._index.store
-        out_ids: list[int] = []
-        out_sc: list[float] = []
-        for sc, evs in zip(scores, self._index.events_of_triples(rows)):
-            evs = store.filter_time(evs, **self.time_filter)
-            evs = evs[np.lexsort((-evs, -store.t_lo[evs]))]  # most recent first
-            for e in evs:
-                out_ids.append(int(e))
-                out_sc.append(float(sc))
-                if len(out_ids) >= self.similarity_top_k:
-                    return np.array(out_ids), np.array(out_sc)
-        return np.array(out_ids, dtype=np.int64), np.array(out_sc)
+        ids, pos = self._index.expand_triples(
+            rows, self.similarity_top_k, event_filter=lambda evs: store.filter_time(evs, **self.time_filter))
+        return ids, scores[pos].astype(np.float64)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ids, scores = self.retrieve_event_ids(query_bundle.query_str)

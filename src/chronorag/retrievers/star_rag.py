@@ -98,7 +98,6 @@ class StarRAGRetriever(BaseRetriever):
         self.personalization = personalization
         self.use_rule_graph = use_rule_graph
         self.ppr_weight = ppr_weight
-        self.count_candidates = False
         self._node_triples: tuple[np.ndarray, np.ndarray] | None = None
         super().__init__(**kwargs)
 
@@ -109,17 +108,8 @@ class StarRAGRetriever(BaseRetriever):
         k = min(self.k1, len(sims))
         rows = np.argpartition(-sims, k - 1)[:k]
         rows = rows[np.lexsort((rows, -sims[rows]))]
-        store = idx.store
-        out_e: list[int] = []
-        out_s: list[float] = []
-        for sc, evs in zip(sims[rows], idx.events_of_triples(rows)):
-            evs = evs[np.lexsort((-evs, -store.t_lo[evs]))]
-            for e in evs[: self.k1 - len(out_e)]:
-                out_e.append(int(e))
-                out_s.append(float(sc))
-            if len(out_e) >= self.k1:
-                break
-        return np.array(out_e, dtype=np.int64), np.array(out_s)
+        ids, pos = idx.expand_triples(rows, self.k1)
+        return ids, sims[rows][pos]
 
     def retrieve_event_ids(self, query: str) -> tuple[np.ndarray, dict[str, Any]]:
         """Ranked event ids and per-event details (``cosine``, ``ppr``, ``rule_nodes``)."""
@@ -146,7 +136,7 @@ class StarRAGRetriever(BaseRetriever):
         top = np.argsort(-pi, kind="stable")[: self.k2]
         top = top[pi[top] > 0]
         # work per distinct triple: all events of a triple share its rule nodes and cosine
-        ptr, node_triples, triple_nodes_best = self._triple_tables()
+        ptr, node_triples = self._triple_tables()
         parts = [node_triples[ptr[u]: ptr[u + 1]] for u in top]
         parts.append(idx.triple_of_event[np.array(passed, dtype=np.int64)])
         cand_t = np.unique(np.concatenate(parts))
@@ -161,23 +151,15 @@ class StarRAGRetriever(BaseRetriever):
         cut = score[pre].min()
         pre = np.flatnonzero(score >= cut)
         order = pre[np.lexsort((cand_t[pre], -t_ppr[pre], -score[pre]))]
-        store = idx.store
-        ids: list[int] = []
-        cos_of: dict[int, float] = {}
-        ppr_of: dict[int, float] = {}
-        for k, evs in zip(order, idx.events_of_triples(cand_t[order])):
-            evs = evs[np.lexsort((-evs, -store.t_lo[evs]))]
-            for e in evs[: self.k1 - len(ids)]:
-                ids.append(int(e))
-                cos_of[int(e)], ppr_of[int(e)] = float(cos[k]), float(t_ppr[k])
-            if len(ids) >= self.k1:
-                break
-        n_events = int(sum(len(x) for x in idx.events_of_triples(cand_t))) if self.count_candidates else None
-        info.update(seeds=seeds.tolist(), top_rules=top.tolist(), passed_through=passed, cosine=cos_of,
-                    ppr=ppr_of, n_candidate_triples=int(len(cand_t)), n_candidates=n_events)
-        return np.array(ids, dtype=np.int64), info
+        ranked = cand_t[order]
+        ids, pos = idx.expand_triples(ranked, self.k1)
+        keys = ids.tolist()
+        info.update(seeds=seeds.tolist(), top_rules=top.tolist(), passed_through=passed,
+                    cosine=dict(zip(keys, cos[order][pos].tolist())),
+                    ppr=dict(zip(keys, t_ppr[order][pos].tolist())), n_candidate_triples=int(len(cand_t)))
+        return ids, info
 
-    def _triple_tables(self) -> tuple[np.ndarray, np.ndarray, None]:
+    def _triple_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR rule node -> distinct triples it supports (built once per retriever)."""
         if self._node_triples is None:
             rg, idx = self.rule_graph, self._index
@@ -189,8 +171,7 @@ class StarRAGRetriever(BaseRetriever):
             ptr = np.zeros(rg.n_nodes + 1, dtype=np.int64)
             np.add.at(ptr, nodes + 1, 1)
             self._node_triples = (np.cumsum(ptr), triples)
-        ptr, triples = self._node_triples
-        return ptr, triples, None
+        return self._node_triples
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ids, info = self.retrieve_event_ids(query_bundle.query_str)

@@ -136,7 +136,6 @@ def decompose_with_llm(config: Any, question: str, periods: list[str]) -> list[S
 class _PeriodResult:
     sub: SubQuestion
     chunk_ids: list[int]
-    chunk_scores: list[float]
     units: list[int]
     valid_nodes: list[int]
     info: dict[str, Any] = field(default_factory=dict)
@@ -216,7 +215,7 @@ class TGragRetriever(BaseRetriever):
         periods = None if sub.period is None else [sub.period]
         nodes = kg.nodes_in_periods(periods)                       # R_time
         if len(nodes) == 0:
-            return _PeriodResult(sub, [], [], [], [], {"note": f"no nodes in period {sub.period}"})
+            return _PeriodResult(sub, [], [], [], {"note": f"no nodes in period {sub.period}"})
         ptr, units = self._n2u
         if self.node_scoring == "max_unit":
             # a node is represented by its knowledge units; its score is the best of them
@@ -248,8 +247,7 @@ class TGragRetriever(BaseRetriever):
                            + 0.05 * len(self._chunk_nodes[c] & nbrs) for c in chunks])
         order = np.lexsort((-ccos, -scores))
         keep = order[: self.t_texts]
-        return _PeriodResult(sub, chunks[keep].tolist(), (scores[keep] + ccos[keep]).tolist(), top_u.tolist(), valid,
-                             {"candidate_nodes": cand.tolist()})
+        return _PeriodResult(sub, chunks[keep].tolist(), top_u.tolist(), valid, {"candidate_nodes": cand.tolist()})
 
     def _period_units(self, periods: list[str] | None) -> np.ndarray:
         key = None if periods is None else periods[0]
