@@ -104,6 +104,11 @@ def test_event_index_and_dense_retriever(sample_index, tmp_path):
         DenseEventRetriever(idx, type="sometime")
     with pytest.raises(IndexFormatError, match="no index.json"):
         EventIndex.load(tmp_path)
+    ids, pos = idx.expand_triples(np.array([0, 1]), 1000)
+    assert len(ids) == len(np.concatenate(idx.events_of_triples([0, 1]))) and set(pos) == {0, 1}
+    assert (idx.store.t_lo[ids[pos == 0]][:-1] >= idx.store.t_lo[ids[pos == 0]][1:]).all()  # most recent first
+    with pytest.raises(ValueError, match="k must be"):
+        idx.expand_triples(np.array([0]), 0)
 
 
 def test_static_encoder_distilled_offline(tmp_path):

@@ -46,3 +46,27 @@ def test_evidence_recall():
     assert evidence_recall(texts, ev, k=1) == 0.0
     with pytest.raises(ValueError, match="min_overlap"):
         evidence_recall(texts, ev, min_overlap=0)
+
+
+def test_question_and_prediction_files_reject_bad_rows(tmp_path):
+    from chronorag.errors import DataFormatError
+    from chronorag.evaluation import load_questions
+    from chronorag.integrations.ragas_eval import load_predictions
+
+    bad_json = tmp_path / "q.jsonl"
+    bad_json.write_text('{"question": "a?", "answers": ["x"]}\n{oops\n')
+    with pytest.raises(DataFormatError, match=r"q.jsonl:2: invalid JSON"):
+        load_questions(bad_json)
+    no_answers = tmp_path / "n.jsonl"
+    no_answers.write_text('{"question": "a?", "answers": []}\n')
+    with pytest.raises(DataFormatError, match=r"n.jsonl:1: row has no non-empty 'answers'"):
+        load_questions(no_answers)
+    assert load_questions(bad_json, limit=1)[0]["answers"] == ["x"]
+    with pytest.raises(ValueError, match="limit"):
+        load_questions(bad_json, limit=0)
+    with pytest.raises(FileNotFoundError):
+        load_questions(tmp_path / "missing.jsonl")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"quid": 1}\n')
+    with pytest.raises(DataFormatError, match=r"p.jsonl:1: not a prediction record"):
+        load_predictions(preds)
