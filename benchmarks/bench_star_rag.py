@@ -61,7 +61,7 @@ def _recall_by_qtype(retriever, store, qs) -> dict:
 
 def bench_quality(index_dir: str) -> dict:
     from chronorag.graphs.rule_graph import RuleGraph
-    from chronorag.integrations.event_index import EventIndex
+    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
 
     idx = EventIndex.load(index_dir)
@@ -78,7 +78,7 @@ def bench_quality(index_dir: str) -> dict:
 
 def bench_incremental(index_dir: str) -> dict:
     from chronorag.graphs.rule_graph import build_rule_graph
-    from chronorag.integrations.event_index import EventIndex
+    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
 
     idx = EventIndex.load(index_dir)
@@ -109,7 +109,7 @@ def bench_incremental(index_dir: str) -> dict:
 def bench_tokens(index_dir: str) -> dict:
     import tiktoken
 
-    from chronorag.integrations.event_index import EventIndex
+    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import ANSWER_PROMPT, StarRAGRetriever, format_events
 
     enc = tiktoken.get_encoding("cl100k_base")

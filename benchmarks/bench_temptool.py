@@ -28,8 +28,8 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _reasoner(index_dir: str):
-    from chronorag.integrations.event_index import EventIndex
-    from chronorag.integrations.temporal_reasoner import TemporalReasoner
+    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
 
     tools = TemporalKGTools(EventIndex.load(index_dir))

@@ -33,7 +33,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def bench_recall(index_dir: str) -> dict:
-    from chronorag.integrations.tgrag import TGragIndex
+    from chronorag.retrievers.tgrag_index import TGragIndex
     from chronorag.metrics import evidence_recall
     from chronorag.retrievers.tgrag import TGragRetriever, VanillaChunkRetriever
 

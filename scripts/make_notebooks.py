@@ -20,7 +20,7 @@ CELLS = [
              "store.event(int(before[-1]))  # the last visit before April 2014"),
     ("md", "## Index and retrieve\nEach distinct (subject, relation, object) triple is embedded once with "
            "all-MiniLM-L6-v2; time is matched symbolically."),
-    ("code", "from chronorag.integrations.event_index import build_event_index\n"
+    ("code", "from chronorag.retrievers.event_index import build_event_index\n"
              "from chronorag.retrievers.dense import DenseEventRetriever\n"
              "index = build_event_index(store, tempfile.mkdtemp() + '/idx', progress=False)\n"
              "retriever = DenseEventRetriever(index, similarity_top_k=5, begin_time='2014-11', end_time='2014-11')\n"
@@ -35,7 +35,7 @@ TEMPTOOL = [
     ("code", "import os, tempfile\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
              "from chronorag.cli import bundled_sample_path\n"
              "from chronorag.graphs.io import read_events\n"
-             "from chronorag.integrations.event_index import build_event_index\n"
+             "from chronorag.retrievers.event_index import build_event_index\n"
              "index_dir = tempfile.mkdtemp() + '/idx'\n"
              "index = build_event_index(read_events(bundled_sample_path(), progress=False), index_dir, progress=False)"),
     ("md", "## Tools\nFree-text arguments are aligned to KG names (embedding top-50, lexical rerank, top-1)."),
@@ -47,7 +47,7 @@ TEMPTOOL = [
              "    'args': {'tail': 'Iran', 'rel': 'criticize', 'begin_time': '2014-11', 'end_time': '2014-11', 'type': 'in/on'}})\n"
              "print(msg.content[:300]); msg.artifact[:2]"),
     ("md", "## No-LLM reasoner\nParses the question form, plans the tool calls, ranks the answers."),
-    ("code", "from chronorag.integrations.temporal_reasoner import TemporalReasoner\n"
+    ("code", "from chronorag.workflows.temptool.reasoner import TemporalReasoner\n"
              "reasoner = TemporalReasoner(tools)\n"
              "res = reasoner.answer('After France, who did Barack Obama criticize first?')\n"
              "print(res.plan.describe()); print([c['name'] for c in res.calls])\nassert res.answers[0] == 'China'  # Obama criticized France on 2014-06-05, China next on 2014-07-09\nres.answers[:3]"),
@@ -65,7 +65,7 @@ STAR = [
     ("code", "import os, tempfile\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
              "from chronorag.cli import bundled_sample_path\n"
              "from chronorag.graphs.io import read_events\n"
-             "from chronorag.integrations.event_index import build_event_index\n"
+             "from chronorag.retrievers.event_index import build_event_index\n"
              "store = read_events(bundled_sample_path(), progress=False)\n"
              "index = build_event_index(store, tempfile.mkdtemp() + '/idx', progress=False)"),
     ("code", "from chronorag.graphs.rule_graph import build_rule_graph\n"
@@ -94,7 +94,7 @@ TGRAG = [
            "graph, decompose a two-year question, and retrieve per period. No LLM: spaCy extraction and "
            "extractive answers. Point `read_period_documents` at `../shared/data/time-longqa/audi_md` for the real Audi reports."),
     ("code", "import os, tempfile, pathlib\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
-             "from chronorag.integrations.tgrag import build_tgrag_index, read_period_documents\n"
+             "from chronorag.retrievers.tgrag_index import build_tgrag_index, read_period_documents\n"
              "docs = read_period_documents(pathlib.Path('..') / 'tests' / 'fixtures' / 'reports')\n"
              "index = build_tgrag_index(docs, tempfile.mkdtemp() + '/tg', progress=False)\n"
              "index.kg"),

@@ -38,7 +38,7 @@ def ecb_store():
 def sample_index(tmp_path_factory, minilm):
     from chronorag.cli import bundled_sample_path
     from chronorag.graphs.io import read_events
-    from chronorag.integrations.event_index import build_event_index
+    from chronorag.retrievers.event_index import build_event_index
 
     store = read_events(bundled_sample_path(), progress=False)
     out = tmp_path_factory.mktemp("idx") / "sample"
@@ -47,7 +47,7 @@ def sample_index(tmp_path_factory, minilm):
 
 @pytest.fixture(scope="session")
 def ecb_index(tmp_path_factory, minilm, ecb_store):
-    from chronorag.integrations.event_index import build_event_index
+    from chronorag.retrievers.event_index import build_event_index
 
     return build_event_index(ecb_store, tmp_path_factory.mktemp("ecb") / "idx", encoder=minilm, progress=False)
 

@@ -8,7 +8,7 @@ from chronorag.integrations.embeddings import (
     as_langchain_embeddings,
     as_llama_index_embedding,
 )
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.vector_index import VectorIndex
 from chronorag.retrievers.dense import DenseEventRetriever
 

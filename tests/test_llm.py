@@ -90,7 +90,7 @@ def test_openai_embedding_endpoint():
 
 
 def test_llm_judge_over_http():
-    from chronorag.integrations.judge import judge_answer
+    from chronorag.evaluation.judge import judge_answer
 
     with ScriptedOpenAIServer(["CORRECT", "Incorrect.", "maybe"]) as srv:
         cfg = LLMConfig(base_url=srv.base_url)

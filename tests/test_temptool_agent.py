@@ -6,7 +6,7 @@ import pytest
 from conftest import FIXTURES
 
 from chronorag.integrations.llm import LLMConfig
-from chronorag.integrations.rewards import (
+from chronorag.workflows.temptool.rewards import (
     correctness_reward,
     format_reward,
     grpo_reward,
@@ -14,9 +14,9 @@ from chronorag.integrations.rewards import (
     total_reward,
     unigram_f1,
 )
-from chronorag.integrations.sft import cronquestions_records, reasoner_records
-from chronorag.integrations.tagged_protocol import parse_turn, split_answers
-from chronorag.integrations.temporal_reasoner import TemporalReasoner
+from chronorag.workflows.temptool.sft import cronquestions_records, reasoner_records
+from chronorag.workflows.temptool.tagged_protocol import parse_turn, split_answers
+from chronorag.workflows.temptool.reasoner import TemporalReasoner
 from chronorag.integrations.testing import ScriptedOpenAIServer
 from chronorag.workflows.temptool.graph import build_graph
 from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
@@ -165,7 +165,7 @@ def test_reasoner_trajectories_to_sft(ecb_tools):
 
 def test_llm_reranker_and_tools_method_over_http(ecb_index):
     from chronorag.evaluation import make_method
-    from chronorag.integrations.alignment import LLMReranker
+    from chronorag.workflows.temptool.alignment import LLMReranker
     from chronorag.integrations.temporal_tools import TemporalKGTools
 
     with ScriptedOpenAIServer(["2"]) as srv:  # the LLM picks candidate 2 of its list

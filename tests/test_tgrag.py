@@ -7,7 +7,7 @@ from conftest import FIXTURES
 from chronorag.graphs.timeslice import KnowledgeUnit, PeriodExtraction, TimeSlicedKG
 from chronorag.integrations.llm import LLMConfig
 from chronorag.integrations.testing import ScriptedOpenAIServer
-from chronorag.integrations.tgrag import (
+from chronorag.retrievers.tgrag_index import (
     LLMExtractor,
     TGragIndex,
     add_period,

@@ -67,7 +67,7 @@ DEMO_QUESTIONS = [
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from chronorag.graphs.io import read_events
-    from chronorag.integrations.event_index import build_event_index
+    from chronorag.retrievers.event_index import build_event_index
 
     t0 = time.perf_counter()
     store = read_events(args.kg, fmt=args.format, on_error=args.on_error, progress=not args.quiet)
@@ -140,15 +140,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from chronorag.integrations.sft import cronquestions_records, reasoner_records, write_jsonl
+    from chronorag.workflows.temptool.sft import cronquestions_records, reasoner_records, write_jsonl
     from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
 
     if args.source == "cronquestions":
         records = cronquestions_records(args.path, system_prompt=TAGGED_SYSTEM)
     else:
         from chronorag.evaluation import load_questions
-        from chronorag.integrations.event_index import EventIndex
-        from chronorag.integrations.temporal_reasoner import TemporalReasoner
+        from chronorag.retrievers.event_index import EventIndex
+        from chronorag.workflows.temptool.reasoner import TemporalReasoner
         from chronorag.integrations.temporal_tools import TemporalKGTools
 
         if not args.index:
@@ -184,13 +184,13 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_tgrag_index(args: argparse.Namespace) -> int:
-    from chronorag.integrations.tgrag import add_period, build_tgrag_index, read_period_documents
+    from chronorag.retrievers.tgrag_index import add_period, build_tgrag_index, read_period_documents
 
     docs = read_period_documents(args.docs, period=args.period)
     extractor = None
     if args.llm_url:
         from chronorag.integrations.llm import LLMConfig
-        from chronorag.integrations.tgrag import LLMExtractor
+        from chronorag.retrievers.tgrag_index import LLMExtractor
 
         extractor = LLMExtractor(LLMConfig(base_url=args.llm_url))
     t0 = time.perf_counter()
@@ -220,7 +220,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from chronorag.graphs.io import read_events
-    from chronorag.integrations.event_index import build_event_index
+    from chronorag.retrievers.event_index import build_event_index
     from chronorag.retrievers.dense import DenseEventRetriever
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
@@ -235,7 +235,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                       begin_time="2014-03", end_time="2014-03", type="in/on")
     print("   " + ", ".join(store.start_text(int(i)) for i in ids))
     print("3. TempTool tools + no-LLM temporal reasoner (question form -> tool calls -> ranked answers)")
-    from chronorag.integrations.temporal_reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
 
     reasoner = TemporalReasoner(TemporalKGTools(idx))

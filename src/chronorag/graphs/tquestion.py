@@ -2,7 +2,7 @@
 
 Pure text processing (regular expressions over question *forms*, no KG access). The
 skeleton says what is asked and under which temporal condition; a grounder
-(:mod:`chronorag.integrations.temporal_reasoner`) then finds the entity and relation
+(:mod:`chronorag.workflows.temptool.reasoner`) then finds the entity and relation
 phrases in the clauses against the KG vocabulary and runs the tools.
 
 Question forms handled (MultiTQ's six types and the usual paraphrases):

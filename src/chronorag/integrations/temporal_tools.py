@@ -11,7 +11,7 @@ bounds may be ``"-inf"``/``"inf"`` (semantics in
 :func:`chronorag.graphs.time.temporal_mask`; timestamps and intervals alike).
 
 Free-text ``head``/``tail``/``rel`` are aligned to the KG vocabulary first
-(:mod:`chronorag.integrations.alignment`): embedding top-50, rerank, top-1. The
+(:mod:`chronorag.workflows.temptool.alignment`): embedding top-50, rerank, top-1. The
 relation alignment gets a prior for relations that actually connect the aligned
 entities, so "criticise" between two entities picks the relation they share.
 
@@ -33,14 +33,14 @@ import numpy as np
 
 from chronorag.errors import ChronoRAGError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
-from chronorag.integrations.alignment import (
+from chronorag.workflows.temptool.alignment import (
     Alignment,
     LexicalReranker,
     NameAligner,
     Reranker,
     relation_tokens,
 )
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES"]
 
@@ -68,7 +68,7 @@ class TemporalKGTools:
     index : EventIndex
         Store plus name vectors.
     entity_reranker, relation_reranker : Reranker, optional
-        Defaults: :class:`~chronorag.integrations.alignment.LexicalReranker`.
+        Defaults: :class:`~chronorag.workflows.temptool.alignment.LexicalReranker`.
     top_n : int
         Embedding candidates before reranking (default 50).
     """

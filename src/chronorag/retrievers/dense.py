@@ -15,7 +15,7 @@ import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["DenseEventRetriever", "event_node"]
 

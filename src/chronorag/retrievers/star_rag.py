@@ -29,7 +29,7 @@ from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.rule_graph import RuleGraph
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.retrievers.dense import event_node
 
 __all__ = ["StarRAGRetriever", "StarRAGPGRetriever", "PERSONALIZATIONS"]
@@ -207,7 +207,7 @@ class StarRAGPGRetriever(CustomPGRetriever):
             import tempfile
 
             from chronorag.graphs.rule_graph import build_rule_graph
-            from chronorag.integrations.event_index import build_event_index
+            from chronorag.retrievers.event_index import build_event_index
             from chronorag.integrations.property_graph import store_from_property_graph
 
             store = store_from_property_graph(self.graph_store)

@@ -30,7 +30,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.integrations.tgrag import TGragIndex
+from chronorag.retrievers.tgrag_index import TGragIndex
 
 __all__ = [
     "decompose_rule_based",

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 
 from chronorag.errors import LLMError
 from chronorag.evaluation import rank_candidates
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.llm import LLMConfig, chat
 from chronorag.retrievers.dense import DenseEventRetriever
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER

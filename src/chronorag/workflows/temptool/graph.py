@@ -7,10 +7,10 @@ Three ways to drive the ``agent`` node, chosen by :func:`build_graph`:
     tool-call parser (``scripts/serve_vllm.sh``).
 ``tagged`` (LLM)
     The paper's text protocol (``<think>``/``<tool_call>``/``<obs>``/``<response>``),
-    parsed by :mod:`chronorag.integrations.tagged_protocol`; observations go back as
+    parsed by :mod:`chronorag.workflows.temptool.tagged_protocol`; observations go back as
     ``<obs>`` user turns.
 ``planner`` (no LLM; used when no endpoint is configured)
-    :class:`~chronorag.integrations.temporal_reasoner.TemporalReasoner` plans the
+    :class:`~chronorag.workflows.temptool.reasoner.TemporalReasoner` plans the
     question and the graph issues *its* tool calls one turn at a time through the
     same ``tools`` node, then answers with the reasoner's ranking.
 
@@ -31,10 +31,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from chronorag.integrations.event_index import EventIndex
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.llm import LLMConfig
-from chronorag.integrations.tagged_protocol import format_obs, parse_turn, split_answers
-from chronorag.integrations.temporal_reasoner import TemporalReasoner
+from chronorag.workflows.temptool.tagged_protocol import format_obs, parse_turn, split_answers
+from chronorag.workflows.temptool.reasoner import TemporalReasoner
 from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools
 from chronorag.workflows.temptool.prompts import NATIVE_SYSTEM, TAGGED_SYSTEM
 from chronorag.workflows.temptool.state import AgentInput, AgentOutput, AgentState

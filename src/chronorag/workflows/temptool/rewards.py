@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from chronorag.integrations.tagged_protocol import parse_turn
+from chronorag.workflows.temptool.tagged_protocol import parse_turn
 
 __all__ = [
     "format_reward",

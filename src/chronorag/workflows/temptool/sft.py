@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError
-from chronorag.integrations.tagged_protocol import format_obs, format_tool_calls
+from chronorag.workflows.temptool.tagged_protocol import format_obs, format_tool_calls
 from chronorag.metrics import answer_matches
 
 __all__ = ["trajectory_to_record", "cronquestions_records", "reasoner_records", "write_jsonl"]

@@ -318,7 +318,7 @@ def add_period(index_dir: str | os.PathLike[str], documents: Iterable[tuple[str,
 
 def _index(docs: list[tuple[str, str]], out_dir: str | os.PathLike[str], *, extractor: Any, encoder: str,
            chunk_tokens: int, cache: Any, progress: bool, base: TGragIndex | None) -> TGragIndex:
-    from chronorag.integrations.event_index import default_cache_path
+    from chronorag.retrievers.event_index import default_cache_path
 
     if not docs:
         raise ValueError("no documents to index")
