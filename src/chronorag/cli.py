@@ -66,6 +66,14 @@ DEMO_QUESTIONS = [
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
+    from chronorag.graphs.persist import index_lock
+
+    # the writer lock is held for the whole run: a second ingest into DIR fails at once
+    with index_lock(args.out):
+        return _ingest(args)
+
+
+def _ingest(args: argparse.Namespace) -> int:
     from chronorag.graphs.io import read_events
     from chronorag.retrievers.event_index import build_event_index
 
@@ -162,29 +170,27 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
 
 def _cmd_star_build(args: argparse.Namespace) -> int:
-    import shutil
-
+    from chronorag.errors import IndexFormatError
+    from chronorag.graphs.persist import index_lock, is_index_dir
     from chronorag.graphs.rule_graph import RuleGraphConfig, build_rule_graph
     from chronorag.graphs.store import TemporalEventStore
 
     d = Path(args.index_dir)
-    store = TemporalEventStore.load(d)
-    cfg = RuleGraphConfig(min_support=args.min_support, k_type=args.k_type, window_days=args.window_days)
-    t0 = time.perf_counter()
-    rg = build_rule_graph(store, config=cfg, progress=not args.quiet)
-    tmp = Path(tempfile.mkdtemp(prefix=".rule-graph-", dir=d))
-    try:  # write aside, then move into place: a failed build leaves the old graph
-        rg.save(tmp)
-        for f in ("rule_graph.npz", "rule_graph.json"):
-            os.replace(tmp / f, d / f)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if not is_index_dir(d):
+        raise IndexFormatError(f"{d} is not a chronorag index directory; build one with "
+                               "`chronorag ingest KG.tsv.gz --out DIR`")
+    with index_lock(d):  # the rule graph is added as a new version of the index (atomic)
+        store = TemporalEventStore.load(d)
+        cfg = RuleGraphConfig(min_support=args.min_support, k_type=args.k_type, window_days=args.window_days)
+        t0 = time.perf_counter()
+        rg = build_rule_graph(store, config=cfg, progress=not args.quiet)
+        rg.save(d)
     print(json.dumps({**{k: v for k, v in rg.stats.items()}, "total_s": round(time.perf_counter() - t0, 2)}))
     return 0
 
 
 def _cmd_tgrag_index(args: argparse.Namespace) -> int:
-    from chronorag.retrievers.tgrag_index import add_period, build_tgrag_index, read_period_documents
+    from chronorag.retrievers.tgrag_index import read_period_documents
 
     docs = read_period_documents(args.docs, period=args.period)
     extractor = None
@@ -194,13 +200,23 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
 
         extractor = LLMExtractor(LLMConfig(base_url=args.llm_url))
     t0 = time.perf_counter()
+    from chronorag.graphs.persist import index_lock
+
+    with index_lock(args.out):
+        idx = _tgrag_write(args, docs, extractor)
+    print(json.dumps({**{k: v for k, v in idx.meta.items() if k != "format"}, "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _tgrag_write(args: argparse.Namespace, docs: Any, extractor: Any) -> Any:
+    from chronorag.retrievers.tgrag_index import add_period, build_tgrag_index
+
     if args.add:
         idx = add_period(args.out, docs, extractor=extractor, cache=args.cache, progress=not args.quiet)
     else:
         idx = build_tgrag_index(docs, args.out, extractor=extractor, encoder=args.encoder, cache=args.cache,
                                 chunk_tokens=args.chunk_tokens, progress=not args.quiet)
-    print(json.dumps({**{k: v for k, v in idx.meta.items() if k != "format"}, "total_s": round(time.perf_counter() - t0, 2)}))
-    return 0
+    return idx
 
 
 def _cmd_ragas(args: argparse.Namespace) -> int:
@@ -219,11 +235,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from chronorag.graphs.persist import index_lock
+
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
+    with index_lock(out):
+        return _demo(args, out)
+
+
+def _demo(args: argparse.Namespace, out: Path) -> int:
     from chronorag.graphs.io import read_events
     from chronorag.retrievers.event_index import build_event_index
     from chronorag.retrievers.dense import DenseEventRetriever
 
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
     print("chronorag demo: offline, no LLM (symbolic temporal reasoning over the KG, dense retrieval for contrast)")
     print(f"1. ingest the bundled sample ({bundled_sample_path().name}) into {out}")
     store = read_events(bundled_sample_path(), progress=not args.quiet)
@@ -264,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("ingest", help="build an index directory from a KG file")
     sp.add_argument("kg", help="events file: ICEWS-style .tsv[.gz], .csv or .jsonl")
-    sp.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    sp.add_argument("--out", required=True,
+                    help="index directory: new, empty, or a chronorag index (replaced atomically; "
+                         "any other non-empty directory is refused)")
     sp.add_argument("--format", choices=["tsv", "csv", "jsonl"], default=None)
     sp.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                     help="malformed lines: fail (default) or skip and report")
@@ -337,8 +362,33 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _os_error_message(exc: OSError) -> str:
+    """A one-line message naming the file and what to do, for an operating-system error."""
+    name = exc.filename if exc.filename is not None else ""
+    if isinstance(exc, PermissionError):
+        return (f"permission denied: {name}; check its permissions (ls -l) or choose a path "
+                "you can read and write")
+    if isinstance(exc, IsADirectoryError):
+        return f"{name} is a directory; pass a file"
+    if isinstance(exc, NotADirectoryError):
+        return f"{name}: a part of this path is not a directory"
+    if isinstance(exc, FileNotFoundError):
+        return str(exc) if not exc.filename else f"no such file or directory: {name}"
+    if exc.errno == 28:  # ENOSPC
+        return f"no space left on the device writing {name}; free some space and run again"
+    return f"{name}: {exc.strerror or exc}" if name else str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``chronorag`` console script."""
+    """Entry point of the ``chronorag`` console script.
+
+    Expected failures (bad input files, damaged or foreign index files, a locked or
+    refused output directory, operating-system errors such as a permission denied)
+    print one line ``chronorag CMD: error: ...`` naming the file and the fix, and
+    return 2. Ctrl-C returns 130. Anything else is a bug and keeps its traceback.
+    """
+    import sqlite3
+
     set_offline_env()
     args = build_parser().parse_args(argv)
     try:
@@ -346,6 +396,17 @@ def main(argv: list[str] | None = None) -> int:
     except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
         print(f"chronorag {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"chronorag {args.command}: error: {_os_error_message(exc)}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:
+        print(f"chronorag {args.command}: error: embedding cache: {exc}; pass another --cache "
+              "file or set CHRONORAG_HOME", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"chronorag {args.command}: interrupted; any index being written was left as it "
+              "was before this run", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

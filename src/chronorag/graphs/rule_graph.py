@@ -160,6 +160,7 @@ class RuleGraph:
     types: list[tuple[int, ...]]
     config: RuleGraphConfig = field(default_factory=RuleGraphConfig)
     stats: dict[str, Any] = field(default_factory=dict)
+    store_fingerprint: str | None = None
     _transition: sp.csr_matrix | None = None
 
     # ------------------------------------------------------------- structure
@@ -395,6 +396,7 @@ class RuleGraph:
             self.edge_u, self.edge_v, self.edge_n, self.edge_sum, supp, node_bits, cfg.window_days,
             selected=selected, delta=delta, examine=examine)
         self._transition = None
+        self.store_fingerprint = store.fingerprint()
         info = {"new_events": int(len(new)), "new_rule_nodes": int(n_nodes - n_nodes_old),
                 "new_event_pairs": int(len(i)), "edges_examined": int(len(examine)),
                 "seconds": round(time.perf_counter() - t0, 3)}
@@ -407,28 +409,59 @@ class RuleGraph:
     _ARRAYS = ("node_s", "node_r", "node_o", "support_ptr", "support_idx", "event_ptr", "event_nodes",
                "edge_u", "edge_v", "edge_n", "edge_sum", "edge_delta", "selected")
 
-    def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write ``rule_graph.npz`` and ``rule_graph.json`` into ``directory``."""
+    def write(self, directory: str | os.PathLike[str]) -> None:
+        """Write ``rule_graph.npz`` and ``rule_graph.json`` into an existing directory (not atomic)."""
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
         np.savez(d / "rule_graph.npz", **{k: getattr(self, k) for k in self._ARRAYS})
         meta = {"format": RULE_FORMAT_VERSION, "config": self.config.__dict__, "stats": self.stats,
-                "labels": self.labels, "types": [list(t) for t in self.types]}
+                "labels": self.labels, "types": [list(t) for t in self.types],
+                "store_fingerprint": self.store_fingerprint}
         (d / "rule_graph.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Add (or replace) the rule graph in the index directory ``directory``.
+
+        Goes through :func:`chronorag.graphs.persist.write_index` with ``update=True``: the
+        index's other files are kept, the switch is atomic, a failed save changes nothing.
+        """
+        from chronorag.graphs.persist import write_index
+
+        with write_index(directory, update=True) as tmp:
+            self.write(tmp)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RuleGraph:
-        """Load a rule graph written by :meth:`save` (no rebuild)."""
-        d = Path(directory)
+        """Load a rule graph written by :meth:`save` (no rebuild).
+
+        Raises
+        ------
+        IndexFormatError
+            When it is missing, damaged, of another format, or was built from another
+            event store than the one in ``directory`` (fingerprint mismatch).
+        """
+        from chronorag.graphs.persist import load_npz, read_json, snapshot
+
+        shown = Path(directory)
+        d = snapshot(shown)
         if not (d / "rule_graph.json").exists():
-            raise IndexFormatError(f"{d} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build`")
-        meta = json.loads((d / "rule_graph.json").read_text(encoding="utf-8"))
+            raise IndexFormatError(f"{shown} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build`")
+        meta = read_json(d / "rule_graph.json")
         if meta.get("format") != RULE_FORMAT_VERSION:
-            raise IndexFormatError(f"{d}: rule graph format {meta.get('format')!r}, expected {RULE_FORMAT_VERSION}")
-        with np.load(d / "rule_graph.npz") as z:
-            arrays = {k: z[k] for k in cls._ARRAYS}
+            raise IndexFormatError(f"{shown}: rule graph format {meta.get('format')!r}, expected {RULE_FORMAT_VERSION}")
+        arrays = load_npz(d / "rule_graph.npz", keys=cls._ARRAYS)
+        fix = f"rebuild it with `chronorag star-rag build {shown}`"
+        if (d / "store.json").exists():
+            smeta = read_json(d / "store.json")
+            have, want = meta.get("store_fingerprint"), smeta.get("fingerprint")
+            if have is not None and want is not None and have != want:
+                raise IndexFormatError(f"{shown}: the rule graph was built from another event store "
+                                       f"(fingerprint {have}, this index's store is {want}); {fix}")
+            if len(arrays["event_ptr"]) - 1 != smeta.get("n_events", len(arrays["event_ptr"]) - 1):
+                raise IndexFormatError(f"{shown}: the rule graph covers {len(arrays['event_ptr']) - 1} "
+                                       f"events, the index's store {smeta['n_events']}; {fix}")
         return cls(**arrays, labels=meta["labels"], types=[tuple(t) for t in meta["types"]],
-                   config=RuleGraphConfig(**meta["config"]), stats=meta["stats"])
+                   config=RuleGraphConfig(**meta["config"]), stats=meta["stats"],
+                   store_fingerprint=meta.get("store_fingerprint"))
 
 
 # ---------------------------------------------------------------------------- build
@@ -674,4 +707,5 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
                    edge_delta=delta, selected=selected, labels=labels, types=types, config=cfg,
                    stats=stats)
     rg.stats["graph_nodes"] = int(rg.in_graph.sum())
+    rg.store_fingerprint = store.fingerprint()
     return rg

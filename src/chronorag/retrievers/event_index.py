@@ -9,7 +9,8 @@ Layout of ``INDEX_DIR``::
     entity_vectors.npy, relation_vectors.npy                         one vector per name (for alignment)
     index.json           encoder kind and model id, counts, build timings
 
-The directory is written atomically (:func:`chronorag.graphs.persist.atomic_dir`).
+The directory is written through :func:`chronorag.graphs.persist.write_index` (atomic,
+crash-safe, one writer at a time; see that module for the guarantees).
 Each triple is embedded once as its dateless sentence; see
 :mod:`chronorag.integrations.embeddings` for why.
 """
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError
-from chronorag.graphs.persist import atomic_dir, read_json, write_json
+from chronorag.graphs.persist import check_output_dir, load_npy, read_json, snapshot, write_index, write_json
 from chronorag.graphs.store import TemporalEventStore
 from chronorag.graphs.verbalize import verbalize_event
 from chronorag.integrations.embeddings import (
@@ -82,7 +83,7 @@ class EventIndex:
             f = None if self.path is None else self.path / f"{kind}_vectors.npy"
             names = self.store.entities if kind == "entity" else self.store.relations
             if f is not None and f.exists():
-                vecs = np.load(f)
+                vecs = load_npy(f)
             else:
                 enc = CachedEncoder(self.encoder, EmbeddingCache(default_cache_path()))
                 vecs = enc.encode(names)
@@ -102,12 +103,22 @@ class EventIndex:
                     f"({self.meta.get('model_id')!r}); set `index.encoder = ...` before searching"
                 )
             kwargs = dict(self.meta.get("encoder_kwargs", {}))
-            self._encoder = make_encoder(kind, **kwargs)
+            self._encoder = self._check_dim(make_encoder(kind, **kwargs))
         return self._encoder
 
     @encoder.setter
     def encoder(self, enc: Encoder) -> None:
-        self._encoder = enc
+        self._encoder = self._check_dim(enc)
+
+    def _check_dim(self, enc: Encoder) -> Encoder:
+        dim, stored = int(getattr(enc, "dim", 0) or 0), self.vectors.dim
+        if dim and dim != stored:
+            raise IndexFormatError(
+                f"the encoder {enc.model_id!r} gives {dim}-d vectors but the index at {self.path} "
+                f"stores {stored}-d vectors (built with {self.meta.get('model_id')!r}); query it with "
+                "the encoder it was built with, or rebuild it with `chronorag ingest KG --out DIR "
+                "--encoder ...`")
+        return enc
 
     def events_of_triples(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each triple row, the ids of its events (in id order)."""
@@ -165,7 +176,8 @@ class EventIndex:
     @classmethod
     def load(cls, directory: str | os.PathLike[str], *, gpu: bool | None = None) -> EventIndex:
         """Load an index directory written by :func:`build_event_index`."""
-        d = Path(directory)
+        shown = Path(directory)
+        d = snapshot(shown)  # one version, even while a writer replaces the index
         meta_path = d / "index.json"
         if not meta_path.exists():
             raise IndexFormatError(
@@ -176,14 +188,22 @@ class EventIndex:
         if meta.get("format") != INDEX_FORMAT_VERSION:
             raise IndexFormatError(f"{d}: index format {meta.get('format')!r}, expected {INDEX_FORMAT_VERSION}")
         store = TemporalEventStore.load(d)
-        return cls(
-            store=store,
-            triples=np.load(d / "triples.npy"),
-            triple_of_event=np.load(d / "triple_of_event.npy"),
-            vectors=VectorIndex.load(d, gpu=gpu),
-            meta=meta,
-            path=d,
-        )
+        fp = meta.get("store_fingerprint")
+        if fp is not None and fp != store.fingerprint():
+            raise IndexFormatError(
+                f"{shown}: index.json was built for another event store (fingerprint {fp}, the "
+                f"store here is {store.fingerprint()}); rebuild the index with `chronorag ingest`")
+        triples, toe = load_npy(d / "triples.npy"), load_npy(d / "triple_of_event.npy")
+        vectors = VectorIndex.load(d, gpu=gpu)
+        n = len(store)
+        if (len(toe) != n or (n and (int(triples.max()) >= n or int(toe.max()) >= len(triples)))
+                or len(vectors) != len(triples)):
+            raise IndexFormatError(
+                f"{shown}: triples.npy/triple_of_event.npy/vectors.npy do not match the event store "
+                f"({len(triples)} triples, {len(toe)} event rows, {len(vectors)} vectors for {n} "
+                "events); a file comes from another index; rebuild it with `chronorag ingest`")
+        return cls(store=store, triples=triples, triple_of_event=toe, vectors=vectors,
+                   meta=meta, path=shown)
 
 
 def build_event_index(
@@ -219,6 +239,7 @@ def build_event_index(
     """
     if len(store) == 0:
         raise ValueError("cannot index an empty event store")
+    check_output_dir(out_dir)  # refuse a foreign directory before the slow part
     timings: dict[str, float] = {}
     kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
     enc = make_encoder(encoder, **(encoder_kwargs or {})) if isinstance(encoder, str) else encoder
@@ -252,9 +273,10 @@ def build_event_index(
         "n_embedded": int(n_triples_embedded),
         "n_names_embedded": int(cenc.n_computed - n_triples_embedded),
         "index_kind": index_kind,
+        "store_fingerprint": store.fingerprint(),
         "timings": timings,
     }
-    with atomic_dir(out_dir) as tmp:
+    with write_index(out_dir) as tmp:
         store.write(tmp)
         np.save(tmp / "triples.npy", first)
         np.save(tmp / "triple_of_event.npy", inverse)
