@@ -242,7 +242,10 @@ def build_event_index(
     check_output_dir(out_dir)  # refuse a foreign directory before the slow part
     timings: dict[str, float] = {}
     kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
-    enc = make_encoder(encoder, **(encoder_kwargs or {})) if isinstance(encoder, str) else encoder
+    t0 = time.perf_counter()  # includes the one-time distillation of the static encoder
+    enc = (make_encoder(encoder, progress=progress, **(encoder_kwargs or {}))
+           if isinstance(encoder, str) else encoder)
+    timings["encoder_load_s"] = time.perf_counter() - t0
     if cache is None:
         cache = default_cache_path()
     cache_obj = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)
