@@ -444,3 +444,19 @@ def test_static_encoder_says_it_distills_and_quiet_hides_the_bar(tmp_path, monke
 
 def test_ingest_reports_encoder_load_time(ecb_index):
     assert "encoder_load_s" in ecb_index.meta["timings"]
+
+
+def test_a_copied_index_is_readable_and_writable(tmp_path):
+    import shutil
+
+    d = tmp_path / "idx"
+    _small_store(3).save(d)
+    deep = tmp_path / "deep"
+    shutil.copytree(d, deep)  # follows the links: real files and directories
+    assert len(TemporalEventStore.load(deep)) == 3
+    _small_store(5).save(deep)
+    assert len(TemporalEventStore.load(deep)) == 5 and (deep / ADMIN_DIR / "current").is_symlink()
+    shallow = tmp_path / "shallow"
+    subprocess.run(["cp", "-r", str(d), str(shallow)], check=True)  # keeps the relative links
+    assert len(TemporalEventStore.load(shallow)) == 3
+    assert len(TemporalEventStore.load(d)) == 3

@@ -304,6 +304,12 @@ def recover(path: str | os.PathLike[str], *, _locked: bool = False) -> None:
     admin = p / ADMIN_DIR
     if not admin.is_dir():
         return
+    for name in (_CURRENT, "previous"):
+        e = admin / name
+        if e.is_dir() and not e.is_symlink():
+            # a copy that followed links (cp -rL, shutil.copytree) turned them into
+            # directories; the top-level files are real copies, read as an older layout
+            shutil.rmtree(e)
     live = _current(admin)
     for e in admin.iterdir():
         if e.name.startswith(_CURRENT + ".tmp-"):
