@@ -460,3 +460,13 @@ def test_a_copied_index_is_readable_and_writable(tmp_path):
     subprocess.run(["cp", "-r", str(d), str(shallow)], check=True)  # keeps the relative links
     assert len(TemporalEventStore.load(shallow)) == 3
     assert len(TemporalEventStore.load(d)) == 3
+
+
+def test_cached_vectors_of_another_size_are_recomputed(tmp_path, minilm):
+    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    cache.put_many(minilm.model_id, ["a b"], np.ones((1, 8), np.float32))  # same id, other size
+    vecs = CachedEncoder(minilm, cache).encode(["a b", "c d"])
+    assert vecs.shape == (2, 384)
+    cache.close()

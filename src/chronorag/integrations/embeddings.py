@@ -454,6 +454,9 @@ class CachedEncoder:
         texts = _check_texts(texts)
         uniq = list(dict.fromkeys(texts))
         have = self.cache.get_many(self.model_id, uniq)
+        dim = int(getattr(self.encoder, "dim", 0) or 0)
+        if dim:  # a cached vector of another size (same model id, other model) is a miss
+            have = {t: v for t, v in have.items() if len(v) == dim}
         todo = [t for t in uniq if t not in have]
         bar = None
         if self.progress and todo:
