@@ -470,3 +470,14 @@ def test_cached_vectors_of_another_size_are_recomputed(tmp_path, minilm):
     vecs = CachedEncoder(minilm, cache).encode(["a b", "c d"])
     assert vecs.shape == (2, 384)
     cache.close()
+
+
+def test_demo_and_tgrag_index_refuse_a_foreign_out_before_any_work(tmp_path, capsys):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("x")
+    assert main(["-q", "demo", "--out", str(foreign)]) == 2
+    assert "thesis.tex" in capsys.readouterr().err
+    assert main(["-q", "tgrag", "index", str(FIXTURES / "reports"), "--out", str(foreign)]) == 2
+    assert "not a chronorag index" in capsys.readouterr().err
+    assert [p.name for p in foreign.iterdir()] == ["thesis.tex"]

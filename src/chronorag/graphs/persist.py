@@ -379,7 +379,7 @@ def _sync_links(p: Path, live: Path) -> None:
 # ---------------------------------------------------------------------------- write
 def _fsync_tree(d: Path) -> list[str]:
     names = []
-    for root, dirs, files in os.walk(d):
+    for root, _dirs, files in os.walk(d):
         for f in files:
             fp = os.path.join(root, f)
             with open(fp, "rb") as fh:

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError
-from chronorag.graphs.persist import check_output_dir, load_npy, read_json, snapshot, write_index, write_json
+from chronorag.graphs.persist import (
+    check_output_dir,
+    load_npy,
+    read_json,
+    snapshot,
+    write_index,
+    write_json,
+)
 from chronorag.graphs.store import TemporalEventStore
 from chronorag.graphs.verbalize import verbalize_event
 from chronorag.integrations.embeddings import (
