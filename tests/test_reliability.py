@@ -481,3 +481,36 @@ def test_demo_and_tgrag_index_refuse_a_foreign_out_before_any_work(tmp_path, cap
     assert main(["-q", "tgrag", "index", str(FIXTURES / "reports"), "--out", str(foreign)]) == 2
     assert "not a chronorag index" in capsys.readouterr().err
     assert [p.name for p in foreign.iterdir()] == ["thesis.tex"]
+
+
+def test_a_users_own_index_json_is_not_taken_for_an_index(tmp_path):
+    web = tmp_path / "site"
+    web.mkdir()
+    (web / "index.json").write_text('{"title": "my site"}')
+    with pytest.raises(OutputExistsError, match="not a chronorag index"):
+        _small_store().save(web)
+    assert (web / "index.json").read_text() == '{"title": "my site"}'
+
+
+def test_a_users_file_in_an_index_is_never_overwritten(tmp_path):
+    d = tmp_path / "idx"
+    _small_store(3).save(d)
+    (d / "texts.jsonl").write_text("my own notes\n")  # a name the next version needs
+    b = EventStoreBuilder()
+    b.add("A", "Consult", "B", "2014-01-01", text="source sentence")
+    with pytest.raises(OutputExistsError, match="texts.jsonl is not a file chronorag wrote"):
+        b.build().save(d)
+    assert (d / "texts.jsonl").read_text() == "my own notes\n"
+    assert len(TemporalEventStore.load(d)) == 3
+
+
+def test_kill_while_converting_an_older_layout_index(tmp_path):
+    d = tmp_path / "old"
+    d.mkdir()
+    _small_store(3).write(d)
+    r = subprocess.run([sys.executable, "-c", _CRASH, str(d), "after"], env={**os.environ, "PYTHONPATH": SRC},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == -9  # killed right after the old files became a first version
+    assert len(TemporalEventStore.load(d)) == 3 and not (d / "events.npz").is_symlink()
+    _small_store(5).save(d)
+    assert len(TemporalEventStore.load(d)) == 5 and (d / "events.npz").is_symlink()

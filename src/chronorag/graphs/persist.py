@@ -104,8 +104,7 @@ _LOCK = "lock"
 _COMPLETE = ".complete.json"
 _VERSION_PREFIX = "v-"
 #: Files that mark a directory written by chronorag before the versioned layout.
-LEGACY_MARKERS = ("index.json", "store.json", "tskg.json", "tgrag.json", "rule_graph.json",
-                  "vector_index.json")
+LEGACY_MARKERS = ("index.json", "store.json", "tgrag.json", "rule_graph.json", "vector_index.json")
 #: Every file name chronorag wrote into an index directory before the versioned layout.
 LEGACY_FILES = frozenset({
     "index.json", "store.json", "events.npz", "vocab.json", "texts.jsonl", "attrs.jsonl",
@@ -135,12 +134,34 @@ def _target(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+#: For each marker file of the older layout, keys its JSON object always has.
+_MARKER_KEYS = {"store.json": {"format", "n_events"}, "index.json": {"format", "n_triples"},
+                "tgrag.json": {"format", "periods"}, "rule_graph.json": {"format", "labels"},
+                "vector_index.json": {"kind", "hnsw_m"}}
+
+
+def _is_legacy_index(p: Path) -> bool:
+    """A directory chronorag wrote before the versioned layout (checked by content, so a
+    user's own ``index.json`` does not make a directory an index)."""
+    for name, keys in _MARKER_KEYS.items():
+        f = p / name
+        try:
+            if not f.is_file() or f.stat().st_size > 64 << 20:
+                continue
+            obj = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(obj, dict) and keys <= obj.keys():
+            return True
+    return False
+
+
 def is_index_dir(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a chronorag index directory (this layout or an older one)."""
     p = Path(path)
     if (p / ADMIN_DIR).is_dir():
         return True
-    return any((p / m).is_file() for m in LEGACY_MARKERS)
+    return _is_legacy_index(p)
 
 
 def check_output_dir(path: str | os.PathLike[str]) -> Path:
@@ -199,7 +220,7 @@ def snapshot(path: str | os.PathLike[str]) -> Path:
 
 
 # ---------------------------------------------------------------------------- lock
-_held: dict[str, list[Any]] = {}  # realpath -> [file object, depth]
+_held: dict[tuple[str, int], list[Any]] = {}  # (realpath, thread) -> [file object, depth]
 _held_lock = threading.Lock()
 
 
@@ -226,7 +247,7 @@ def index_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
     import fcntl
 
     p = check_output_dir(path)
-    key = str(p)
+    key = (str(p), threading.get_ident())  # re-entrant per thread; other threads are refused
     with _held_lock:
         if key in _held:
             _held[key][1] += 1
@@ -325,7 +346,7 @@ def recover(path: str | os.PathLike[str], *, _locked: bool = False) -> None:
                 with contextlib.suppress(OSError):
                     e.unlink()
     if live is not None:
-        _sync_links(p, live)
+        _sync_links(p, live, replace_real=False)
         _prune(admin, keep={live.name, *(_previous(admin, live))})
 
 
@@ -340,6 +361,14 @@ def _prune(admin: Path, keep: set[str]) -> None:
     for e in admin.iterdir():
         if e.name.startswith(_VERSION_PREFIX) and e.name not in keep:
             shutil.rmtree(e, ignore_errors=True)
+
+
+def _same(a: Path, b: Path) -> bool:
+    """True when ``a`` and ``b`` are the same file (a hard link made when adopting)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _is_our_link(entry: Path) -> bool:
@@ -358,20 +387,24 @@ def _replace_with_link(entry: Path, target: str) -> None:
     os.replace(tmp, entry)
 
 
-def _sync_links(p: Path, live: Path) -> None:
-    """One link per file of the live version; our links to vanished files removed."""
+def _sync_links(p: Path, live: Path, *, replace_real: bool) -> None:
+    """One link per file of the live version; our links to vanished files removed.
+
+    A real file in the way is replaced only with ``replace_real`` (when adopting an
+    older-layout index, whose files the version holds as hard links); otherwise it is
+    someone else's and is left alone.
+    """
     names = {e.name for e in live.iterdir() if e.name != _COMPLETE}
     for name in names:
         e = p / name
-        if not e.is_symlink() or os.readlink(e) != _link_name(name):
-            if e.exists() and not e.is_symlink() and name not in LEGACY_FILES:
-                continue  # someone else's file: leave it
-            if e.is_dir() and not e.is_symlink():
-                continue
+        if e.is_symlink():
+            if os.readlink(e) != _link_name(name):
+                _replace_with_link(e, _link_name(name))
+        elif not e.exists() or (e.is_file() and name in LEGACY_FILES
+                                and (replace_real or _same(e, live / name))):
             _replace_with_link(e, _link_name(name))
     for e in p.iterdir():
-        if e.name not in names and (_is_our_link(e) or (e.name in LEGACY_FILES and e.is_file()
-                                                        and not e.is_symlink())):
+        if e.name not in names and _is_our_link(e):
             with contextlib.suppress(OSError):
                 e.unlink()
 
@@ -416,6 +449,8 @@ def _link_or_copy_file(src: str | Path, dst: str | Path) -> None:
 
 def _adopt_legacy(p: Path, admin: Path) -> None:
     """Turn an older-layout index (plain files) into a first version, without copying."""
+    if not _is_legacy_index(p):
+        return
     files = [e for e in p.iterdir() if e.name in LEGACY_FILES and e.is_file() and not e.is_symlink()]
     if not files:
         return
@@ -423,10 +458,10 @@ def _adopt_legacy(p: Path, admin: Path) -> None:
     v.mkdir()
     for e in files:
         _link_or_copy_file(e, v / e.name)
-    _commit(p, admin, v)
+    _commit(p, admin, v, adopting=True)
 
 
-def _commit(p: Path, admin: Path, v: Path) -> None:
+def _commit(p: Path, admin: Path, v: Path, *, adopting: bool = False) -> None:
     names = _fsync_tree(v)
     with open(v / _COMPLETE, "w", encoding="utf-8") as fh:
         json.dump({"files": names, "pid": os.getpid(), "time": time.time()}, fh)
@@ -439,9 +474,8 @@ def _commit(p: Path, admin: Path, v: Path) -> None:
         if e.name == _COMPLETE:
             continue
         link = p / e.name
-        if link.is_symlink() or not link.exists():
-            if not link.is_symlink() or os.readlink(link) != _link_name(e.name):
-                _replace_with_link(link, _link_name(e.name))
+        if not link.is_symlink() and not link.exists():
+            _replace_with_link(link, _link_name(e.name))
     tmp = admin / f"{_CURRENT}.tmp-{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
@@ -450,18 +484,18 @@ def _commit(p: Path, admin: Path, v: Path) -> None:
     _fsync_dir(admin)
     if old is not None and old.name != v.name:
         _replace_with_link(admin / "previous", old.name)
-    _sync_links(p, v)
+    _sync_links(p, v, replace_real=adopting)
     _fsync_dir(p)
     _prune(admin, keep={v.name, *(_previous(admin, v))})
 
 
-def _check_foreign(p: Path, v: Path) -> None:
+def _check_foreign(p: Path, v: Path, live: Path | None) -> None:
     """Refuse to put a link over a file of the same name that chronorag did not write."""
     for e in v.iterdir():
         if e.name == _COMPLETE:
             continue
         t = p / e.name
-        if (t.exists() or t.is_symlink()) and not t.is_symlink() and e.name not in LEGACY_FILES:
+        if t.exists() and not t.is_symlink() and not (live is not None and _same(t, live / e.name)):
             raise _errors().OutputExistsError(
                 f"{t} is not a file chronorag wrote, but the index needs that name; move it "
                 "out of the index directory and run again")
@@ -501,7 +535,8 @@ def write_index(path: str | os.PathLike[str], *, update: bool = False) -> Iterat
     """
     with index_lock(path) as p:
         admin = p / ADMIN_DIR
-        _adopt_legacy(p, admin)
+        if _current(admin) is None:
+            _adopt_legacy(p, admin)
         v = admin / f"{_VERSION_PREFIX}{time.time_ns():x}-{os.getpid()}"
         v.mkdir()
         try:
@@ -512,7 +547,7 @@ def write_index(path: str | os.PathLike[str], *, update: bool = False) -> Iterat
                     for e in live.iterdir():
                         if e.name != _COMPLETE and not (v / e.name).exists():
                             _link_or_copy(e, v / e.name)
-            _check_foreign(p, v)
+            _check_foreign(p, v, _current(admin))
             _commit(p, admin, v)
         except BaseException:
             shutil.rmtree(v, ignore_errors=True)
