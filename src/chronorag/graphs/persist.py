@@ -244,7 +244,11 @@ def index_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
     IndexBusyError
         When another process holds the lock.
     """
-    import fcntl
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        raise _errors().ChronoRAGError(
+            "writing an index needs fcntl file locks (Linux, macOS); this platform has none") from None
 
     p = check_output_dir(path)
     key = (str(p), threading.get_ident())  # re-entrant per thread; other threads are refused
