@@ -514,3 +514,15 @@ def test_kill_while_converting_an_older_layout_index(tmp_path):
     assert len(TemporalEventStore.load(d)) == 3 and not (d / "events.npz").is_symlink()
     _small_store(5).save(d)
     assert len(TemporalEventStore.load(d)) == 5 and (d / "events.npz").is_symlink()
+
+
+def test_ctrl_c_during_ingest_exits_130_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    import chronorag.graphs.io as gio
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gio, "read_events", interrupted)
+    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(tmp_path / "idx")]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()
