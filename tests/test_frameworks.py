@@ -152,3 +152,57 @@ def test_mypy_sees_chronorag_types(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
                         "--no-error-summary", str(user)], capture_output=True, text=True, timeout=240)
     assert 'Argument "begin_time" to "TimeFilter" has incompatible type "int"' in r.stdout, r.stdout + r.stderr
+
+
+def test_framework_embedding_models_build_an_index(tmp_path, ecb_store, minilm):
+    """Settings.embed_model, a LlamaIndex BaseEmbedding or LangChain Embeddings build an index."""
+    from llama_index.core import Settings
+
+    from chronorag.integrations.embeddings import (
+        as_encoder,
+        as_langchain_embeddings,
+        as_llama_index_embedding,
+    )
+    from chronorag.retrievers.dense import DenseEventRetriever
+    from chronorag.retrievers.event_index import build_event_index
+
+    li = as_llama_index_embedding(minilm)
+    lc = as_langchain_embeddings(minilm)
+    assert as_encoder(lc).model_id.startswith("langchain:")
+    old = Settings._embed_model
+    try:
+        Settings.embed_model = li
+        enc = as_encoder(None)
+        assert enc.model_id.startswith("llama_index:") and enc.dim == minilm.dim
+        idx = build_event_index(ecb_store, tmp_path / "idx", encoder=enc, progress=False, cache=tmp_path / "c.sqlite")
+    finally:
+        Settings._embed_model = old
+    idx.encoder = enc
+    top = DenseEventRetriever(idx, similarity_top_k=1).retrieve("European Central Bank criticized Romania")
+    assert "Romania" in top[0].node.text
+    with pytest.raises(TypeError, match="LangChain Embeddings, got builtins.int"):
+        as_encoder(3)
+
+
+def test_one_retrieval_event_per_query(ecb_index):
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+    from llama_index.core.instrumentation.events.retrieval import RetrievalStartEvent
+
+    from chronorag.retrievers.dense import DenseEventRetriever
+
+    seen = []
+
+    class Counter(BaseEventHandler):
+        def handle(self, event, **kwargs):
+            if isinstance(event, RetrievalStartEvent):
+                seen.append(event)
+
+    root = get_dispatcher()
+    h = Counter()
+    root.add_event_handler(h)
+    try:
+        DenseEventRetriever(ecb_index, similarity_top_k=2).retrieve("ECB", time_filter={"begin_time": "2012"})
+    finally:
+        root.event_handlers.remove(h)
+    assert len(seen) == 1
