@@ -77,14 +77,9 @@ class TokenLedger:
 
     @contextlib.contextmanager
     def query(self, query_id: str) -> Iterator[None]:
-        """Tag the LLM calls made inside the block with ``query_id``."""
-        if not isinstance(query_id, str) or not query_id:
-            raise ValueError(f"query_id must be a non-empty string, got {query_id!r}")
-        token = _current_query.set(query_id)
-        try:
+        """Tag the LLM calls made inside the block with ``query_id`` (see :func:`query_scope`)."""
+        with query_scope(query_id):
             yield
-        finally:
-            _current_query.reset(token)
 
     def add(self, record: CallRecord) -> None:
         """Append a record."""
