@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -38,10 +37,14 @@ def _small_store(n: int = 3) -> TemporalEventStore:
     return b.build()
 
 
-def _run_py(code: str, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=60, **kw)
+@pytest.fixture(scope="module")
+def ecb_index(tmp_path_factory, minilm, ecb_store):
+    """The ECB index with its own embedding cache: the session cache stays untouched, so
+    tests elsewhere that count cache hits do not depend on running before this file."""
+    from chronorag.retrievers.event_index import build_event_index
+
+    d = tmp_path_factory.mktemp("reliab")
+    return build_event_index(ecb_store, d / "idx", encoder=minilm, cache=d / "cache.sqlite", progress=False)
 
 
 # ------------------------------------------------------------------ output directories
@@ -102,10 +105,11 @@ def test_out_dot_writes_into_the_current_directory(tmp_path, monkeypatch, capsys
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", "."]) == 0
+    cache = str(tmp_path / "cache.sqlite")  # not the session cache other tests count hits in
+    assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", ".", "--cache", cache]) == 0
     capsys.readouterr()
     assert len(TemporalEventStore.load(work)) == 11
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]  # no temporary index beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.sqlite", "work"]  # no temp index
     assert not any(".tmp" in p.name for p in (work / ADMIN_DIR).iterdir())
 
 
@@ -215,7 +219,8 @@ def test_stale_rule_graph_and_triples_from_another_index_are_detected(tmp_path, 
     from chronorag.retrievers.event_index import EventIndex, build_event_index
 
     other_store = ecb_index.store.subset(np.arange(6))
-    other = build_event_index(other_store, tmp_path / "other", encoder=minilm, progress=False)
+    other = build_event_index(other_store, tmp_path / "other", encoder=minilm, progress=False,
+                              cache=tmp_path / "cache.sqlite")
     rg = build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3))
     rg.save(tmp_path / "other")  # the rule graph of another store, added through the API
     assert (tmp_path / "other" / "vectors.npy").exists()  # update keeps the index's files
