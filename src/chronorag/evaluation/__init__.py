@@ -388,3 +388,24 @@ def _vanilla_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
 
 register_method("t-grag", _tgrag_factory)
 register_method("vanilla", _vanilla_factory)
+
+
+def _kg_irag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
+                     method: str = "kg-irag", **_: Any) -> Method:
+    """KG-iRAG: ``index_dir`` names a record source (``nyc-weather``...) or a spec JSON."""
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.workflows.kg_irag.graph import build_graph, load_kg
+
+    kg = load_kg(str(index_dir))
+    g = build_graph(kg=kg, llm=LLMConfig(base_url=llm_url) if llm_url else None, method=method,
+                    source=kg.spec.source, use_llm=bool(llm_url))
+
+    def run(q: dict[str, Any]) -> Prediction:
+        out = g.invoke({"question": q["question"]})
+        return Prediction(answers=[out.get("answer") or "no answer"], evidence=list(out.get("evidence") or []),
+                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale")})
+
+    return run
+
+
+register_method("kg-irag", _kg_irag_factory)

@@ -76,6 +76,7 @@ class KGIRAGOutput(TypedDict, total=False):
     rationale: str
     plan: dict[str, Any]
     iterations: int
+    first_certified: int
     stopped_by: str
     evidence: list[str]
     evidence_ids: list[str]
@@ -100,5 +101,4 @@ class KGIRAGState(KGIRAGInput, KGIRAGOutput, total=False):
     verdict: dict[str, Any]
     judged: dict[str, Any]
     stop: bool
-    first_certified: int
     contradictions: list[str]
