@@ -386,7 +386,8 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
                 text = str(reply.get("rationale") or "")
                 if text and any(w["id"] in text for w in weighted[:12]):
                     rationale = text
-        stopped = state.get("stopped_by") or ("stop-rule" if state["stop"] else "fixed-steps")
+        stopped = state.get("stopped_by") or ("single-pass" if s["method"] == "single-pass" else
+                                               "stop-rule" if state["stop"] else "fixed-steps")
         return {"answer": answer, "rationale": rationale, "cited": weighted[:5],
                 "evidence": [f["text"] for f in facts], "evidence_ids": [f["id"] for f in facts],
                 "iterations": state["iteration"] + 1, "stopped_by": stopped, "llm_errors": errors,

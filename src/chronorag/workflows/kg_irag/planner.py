@@ -106,7 +106,10 @@ def _match_place(text: str, kg: RecordKG) -> str | None:
         if p in kg.spec.place_names:
             names.append((kg.spec.place_names[p], p))
     for name, p in sorted(names, key=lambda x: -len(x[0])):
-        if re.search(rf"(?<![A-Za-z]){re.escape(name.lower())}(?![A-Za-z])", low):
+        # short codes (EWR, A) match in their own case only, so the article "a" is not place "A"
+        exact = len(name) <= 4 or name.isupper()
+        hay, needle = (text, name) if exact else (low, name.lower())
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(needle)}(?![A-Za-z0-9])", hay):
             return p
     return None
 
