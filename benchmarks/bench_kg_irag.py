@@ -15,6 +15,11 @@ For each source (nyc-weather, nyc-flights, seattle-weather):
   ``accuracy`` of ``kg-irag`` is its agreement with the independent reference labeller.
 
 Prints a markdown table per source and, last, one JSON object with everything.
+
+``--scripted-llm N`` instead runs N questions per source through the LLM path (LLM1/LLM2
+prompts, JSON replies, stop rule, synthesis) against a ScriptedOpenAIServer whose replies
+are computed correctly from each prompt: it measures the loop's calls and prompt sizes
+per question, not an LLM's quality.
 """
 
 from __future__ import annotations
@@ -62,6 +67,64 @@ def bench_source(name: str, n: int, seed: int) -> dict:
     return res
 
 
+def oracle_reply(kg):
+    """A scripted OpenAI-protocol 'LLM' that answers each agent's prompt correctly (plumbing/token cost only)."""
+    import re
+
+    from chronorag.graphs.time import minutes_to_iso, parse_time
+    from chronorag.workflows.kg_irag import engine
+    from chronorag.workflows.kg_irag.planner import Plan, parse_question
+
+    fact_re = re.compile(r"\((\S+), occursAt, \[(\S+), (\S+)\)\) \(\S+, atLocation, (\S+)\)[^\n]*?( => .*)?$", re.M)
+
+    def facts_of(text):
+        return [{"id": m.group(1), "lo": parse_time(m.group(2)).lo, "hi": parse_time(m.group(3)).lo,
+                 "place": m.group(4), "events": [m.group(5)[4:].strip()] if m.group(5) else [], "text": m.group(0)}
+                for m in fact_re.finditer(text)]
+
+    def plan_of(text):
+        d = json.loads(re.search(r"Plan: (\{.*\})", text).group(1))
+        d.pop("anchor_iso", None)
+        return Plan(**d)
+
+    def reply(req):
+        system, user = req["messages"][0]["content"], req["messages"][-1]["content"]
+        if "planner of a retrieval loop" in system:
+            p = parse_question(user, kg)
+            return json.dumps({**p.to_dict(), "anchor": minutes_to_iso(p.anchor)})
+        if "steer a retrieval" in system:
+            n = user.count("already fetched")
+            return json.dumps({"gains": [0.9] + [0.1] * (n - 1)})
+        plan = plan_of(user) if "Plan:" in user else None
+        if "verify answers" in system or "budget is spent" in system:
+            cov = re.search(r"Covered: \[(\S+), (\S+)\)", user)
+            cov = (parse_time(cov.group(1)).lo, parse_time(cov.group(2)).lo) if cov else None
+            v = engine.verify(plan, facts_of(user), cov)
+            return json.dumps({"answer": v["answer"] or v["guess"], "confidence": 1.0 if v["certified"] else 0.3,
+                               "consistent": True, "reason": "oracle"})
+        ans = re.search(r"Verified answer: (.*)", user).group(1).strip()
+        ids = re.findall(r"\((\S+), occursAt", user)
+        return json.dumps({"answer": ans, "rationale": f"Decided by {ids[0] if ids else 'no facts'}."})
+
+    return reply
+
+
+def bench_scripted_llm(name: str, n: int, seed: int) -> dict:
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.integrations.records import load_source_kg
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.workflows.kg_irag.evaluate import evaluate
+    from chronorag.workflows.kg_irag.questions import generate_questions
+
+    kg, rows = load_source_kg(name)
+    qs = generate_questions(rows, kg.spec, n=n, seed=seed)
+    with ScriptedOpenAIServer([oracle_reply(kg)] * (40 * n)) as srv:
+        m = evaluate(qs, kg=kg, method="kg-irag", llm=LLMConfig(base_url=srv.base_url))
+    keep = ("n", "accuracy", "iterations_mean", "llm_calls_mean", "llm_tokens_mean", "llm_errors", "latency_ms_p50")
+    return {"source": name, **{k: m[k] for k in keep},
+            "by_type": {t: {k: r[k] for k in keep} for t, r in m["by_type"].items()}}
+
+
 def table(res: dict) -> str:
     lines = [f"### {res['source']}: {res['records']:,} records, {res['triples']:,} triples, "
              f"{res['questions']} questions {res['by_type']}",
@@ -78,7 +141,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sources", nargs="+", default=["nyc-weather", "nyc-flights", "seattle-weather"])
     ap.add_argument("--out", default=None, help="also write the JSON here")
+    ap.add_argument("--scripted-llm", type=int, default=0, metavar="N",
+                    help="instead: run N questions per source through the LLM path against an oracle "
+                         "ScriptedOpenAIServer (token counts are the server's whitespace words)")
     args = ap.parse_args()
+    if args.scripted_llm:
+        res = {s: bench_scripted_llm(s, args.scripted_llm, args.seed) for s in args.sources}
+        print(json.dumps(res))
+        return
     out = {"n": args.n, "seed": args.seed, "sources": {}}
     for s in args.sources:
         r = bench_source(s, args.n, args.seed)
