@@ -10,7 +10,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from chronorag.errors import DataFormatError, UnknownNameError
-from chronorag.graphs.record_kg import EventRule, RecordSpec, build_record_kg, haversine_km, read_records_csv
+from chronorag.graphs.record_kg import (
+    EventRule,
+    RecordSpec,
+    haversine_km,
+    read_records_csv,
+)
 from chronorag.graphs.time import parse_time
 from chronorag.workflows.kg_irag import engine
 from chronorag.workflows.kg_irag.evaluate import evaluate, score_one
@@ -426,3 +431,28 @@ def test_builtin_sources_load_offline_and_agree_with_reference():
         source_spec("nyc-weather", thresholds={"hail": 1})
     with pytest.raises(UnknownNameError, match="nyc-weather"):
         load_source_kg("paris-weather")
+
+
+# ---------------------------------------------------------------- command line
+def test_cli_generate_ask_eval_on_a_user_spec(records_csv, tmp_path, capsys):
+    from chronorag.cli import main
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(SPEC))
+    src = ["--source", str(spec_path), "--records", str(records_csv)]
+    qf = tmp_path / "q.jsonl"
+    assert main(["kg-irag", "generate", *src, "--n", "24", "--seed", "2", "--out", str(qf)]) == 0
+    gen = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert gen["questions"] == 24 and gen["kg"]["load_report"]["skipped"] == {"bad_time": 1, "missing_place": 1}
+    rows = [json.loads(x) for x in qf.read_text().splitlines()]
+    assert {"id", "type", "question", "answer", "place", "anchor", "duration", "horizon", "evidence"} <= set(rows[0])
+    assert main(["-q", "eval", "kg-irag", str(qf), *src, "--method", "limited"]) == 0
+    m = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for k in ("accuracy", "em", "f1", "hit_rate", "hallucination_rate", "iterations_mean", "evidence_facts_mean"):
+        assert k in m and k in m["by_type"]["q1"]
+    assert m["method"] == "limited" and m["n"] == 24 and m["iterations_mean"] <= 2
+    assert main(["kg-irag", "ask", rows[0]["question"], *src, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["answer"] == rows[0]["answer"] and out["evidence_ids"]
+    assert main(["kg-irag", "ask", "How is the weather?", *src]) == 2
+    assert "place" in capsys.readouterr().err

@@ -50,7 +50,14 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import DataFormatError, TimeParseError, UnknownNameError
-from chronorag.graphs.time import Granularity, TimeInterval, TimePoint, allen_relation, minutes_to_iso, parse_time
+from chronorag.graphs.time import (
+    Granularity,
+    TimeInterval,
+    TimePoint,
+    allen_relation,
+    minutes_to_iso,
+    parse_time,
+)
 
 __all__ = [
     "Fact",

@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import MissingExtraError, UnknownNameError
-from chronorag.graphs.record_kg import EventRule, RecordKG, RecordSpec, build_record_kg, read_records_csv
+from chronorag.graphs.record_kg import (
+    EventRule,
+    RecordKG,
+    RecordSpec,
+    build_record_kg,
+    read_records_csv,
+)
 
 __all__ = ["SOURCES", "load_records", "load_source_kg", "source_spec"]
 

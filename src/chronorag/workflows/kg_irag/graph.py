@@ -51,10 +51,24 @@ from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
 from chronorag.workflows.kg_irag import engine
 from chronorag.workflows.kg_irag.planner import Plan, parse_question, plan_from_dict
 from chronorag.workflows.kg_irag.prompts import (
-    FALLBACK_SCHEMA, FALLBACK_SYSTEM, INIT_SCHEMA, INIT_SYSTEM, JUDGE_SCHEMA, JUDGE_SYSTEM, SYNTH_SCHEMA,
-    SYNTH_SYSTEM, UPDATE_SCHEMA, UPDATE_SYSTEM,
+    FALLBACK_SCHEMA,
+    FALLBACK_SYSTEM,
+    INIT_SCHEMA,
+    INIT_SYSTEM,
+    JUDGE_SCHEMA,
+    JUDGE_SYSTEM,
+    SYNTH_SCHEMA,
+    SYNTH_SYSTEM,
+    UPDATE_SCHEMA,
+    UPDATE_SYSTEM,
 )
-from chronorag.workflows.kg_irag.state import METHODS, KGIRAGContext, KGIRAGInput, KGIRAGOutput, KGIRAGState
+from chronorag.workflows.kg_irag.state import (
+    METHODS,
+    KGIRAGContext,
+    KGIRAGInput,
+    KGIRAGOutput,
+    KGIRAGState,
+)
 
 __all__ = ["DEFAULTS", "build_graph", "graph", "load_kg"]
 
