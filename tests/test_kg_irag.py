@@ -52,6 +52,7 @@ def _rows() -> list[dict[str, str]]:
                 wind = "999"  # out of range: dropped, counted
             rows.append({"timestamp": (T0 + dt.timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M"), "station": place,
                          "rain_mm": "abc" if (place == "C" and h == 5) else ("1.2" if rain else "0"), "wind": wind})
+    rows.append({"timestamp": "2013-05-01T20:00", "station": "C", "rain_mm": "2.0", "wind": "5"})  # duplicate
     rows.append({"timestamp": "not-a-time", "station": "A", "rain_mm": "3", "wind": "1"})
     rows.append({"timestamp": "2013-05-01T05:00", "station": "", "rain_mm": "3", "wind": "1"})
     return rows
@@ -84,7 +85,7 @@ def _t(h: int) -> int:
 # ---------------------------------------------------------------- record KG (Gamma)
 def test_gamma_triples_report_and_relations(kg):
     rep = kg.report.as_dict()
-    assert rep["rows"] == 142 and rep["kept"] == 140
+    assert rep["rows"] == 143 and rep["kept"] == 140 and rep["duplicates"] == 1
     assert rep["skipped"] == {"bad_time": 1, "missing_place": 1}
     assert rep["dropped_values"] == {"rain_mm": 1, "wind": 1}
     assert len(kg) == 140 and kg.n_triples == 140 * 4 and kg.places == ["A", "B", "C"]
@@ -111,6 +112,9 @@ def test_gamma_triples_report_and_relations(kg):
     assert [p for p, _ in kg.near("A", 10)] == ["A", "B"]
     assert [p for p, _ in kg.near("A", 200)] == ["A", "B", "C"]
     assert kg.fact("A", 20).events == ("strong wind",)
+    # the duplicate C 20:00 row reports rain: merged into the kept record's events (values stay the first's)
+    c20 = kg.facts("C", _t(20), _t(21))[0]
+    assert c20.events == ("rain",) and dict(c20.values)["rain_mm"] == 0.0
 
 
 def test_spec_validation_and_round_trip(spec, tmp_path):
@@ -148,6 +152,7 @@ def test_reference_labeller_by_hand(spec):
     assert ans == at(12)
     assert ref.label("q2", "A", "rain", at(16), 2 * h, 3 * h)[0] == "no answer"
     assert ref.label("q3", "A", "rain", at(12), 2 * h, 12 * h)[0] == "no need"
+    assert ref.label("q1", "C", "rain", at(20), h)[0] is True  # the duplicate row's rain counts
 
 
 def test_question_generation_is_deterministic_and_parseable(kg, records_csv):

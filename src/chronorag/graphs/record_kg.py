@@ -29,7 +29,8 @@ Bring your own data with a small declarative spec (:meth:`RecordSpec.from_mappin
 and :func:`read_records_csv` for a CSV file. Bad records (unparseable time, missing
 place) are skipped and counted in :attr:`RecordKG.report`; a value outside its
 ``valid_ranges`` (or not a number) is dropped from its record and counted as well.
-A missing value never triggers an abnormal event.
+A missing value never triggers an abnormal event. Rows repeating a place and start are
+merged: the first row's values are kept and an event in any of them counts.
 
 Pure Python + numpy; no pandas.
 """
@@ -546,9 +547,11 @@ def build_record_kg(records: Iterable[Mapping[str, Any]], spec: RecordSpec) -> R
     for place, rows in per.items():
         rows.sort(key=lambda r: r[0])
         keep: list[tuple[int, list[Any]]] = []
+        extra: list[tuple[int, list[Any]]] = []  # (kept index, values) of same-start duplicates
         for lo, vals in rows:
             if keep and keep[-1][0] == lo:
                 rep.duplicates += 1
+                extra.append((len(keep) - 1, vals))
                 continue
             if keep and lo < keep[-1][0] + dur:
                 rep.duplicates += 1  # overlapping record at one place: keep the earlier one
@@ -572,6 +575,10 @@ def build_record_kg(records: Iterable[Mapping[str, Any]], spec: RecordSpec) -> R
                     hit = {">": arr > t, ">=": arr >= t, "<": arr < t, "<=": arr <= t}[rule.op]
                 hit &= ~np.isnan(arr)
             mask |= hit.astype(np.int64) << b
+            j = cols.index(rule.column)
+            for k, vals in extra:  # an event in any duplicate row counts (values: the first row's)
+                if rule.test(vals[j]):
+                    mask[k] |= 1 << b
         kg.mask[place] = mask
         kg.values[place] = cols_out
         rep.kept += len(keep)

@@ -1,10 +1,29 @@
 """KG-iRAG: time-anchored iterative retrieval over a temporal KG of records (LangGraph).
 
-See :mod:`chronorag.workflows.kg_irag.graph` for the loop, :mod:`.questions` for Q1/Q2/Q3
-generation, :mod:`.reference` for the independent gold labeller and :mod:`.evaluate`
-for the metrics.
+- :func:`build_graph` (:mod:`.graph`): the loop ``init -> retrieve -> judge -> update ... -> synthesize``
+  and the baselines (``method``: ``kg-irag``, ``single-pass``, ``limited``, ``no-check``);
+- :class:`KGIRAGContext` (:mod:`.state`): per-run settings;
+- :func:`generate_questions` (:mod:`.questions`) and :class:`ReferenceLabeller` (:mod:`.reference`);
+- :func:`parse_question` (:mod:`.planner`): the no-LLM planner;
+- :func:`evaluate` (:mod:`.evaluate`): accuracy, EM, F1, hit rate, hallucination, evidence size.
 """
 
-from chronorag.workflows.kg_irag.state import METHODS, KGIRAGContext
+from __future__ import annotations
 
-__all__ = ["METHODS", "KGIRAGContext"]
+from typing import Any
+
+__all__ = ["METHODS", "KGIRAGContext", "ReferenceLabeller", "build_graph", "evaluate", "generate_questions",
+           "parse_question"]
+
+_LAZY = {
+    "METHODS": "state", "KGIRAGContext": "state", "ReferenceLabeller": "reference", "build_graph": "graph",
+    "evaluate": "evaluate", "generate_questions": "questions", "parse_question": "planner",
+}
+
+
+def __getattr__(name: str) -> Any:  # lazy, so importing a submodule does not build the graph
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
