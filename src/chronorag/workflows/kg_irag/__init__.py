@@ -5,19 +5,20 @@
 - :class:`KGIRAGContext` (:mod:`.state`): per-run settings;
 - :func:`generate_questions` (:mod:`.questions`) and :class:`ReferenceLabeller` (:mod:`.reference`);
 - :func:`parse_question` (:mod:`.planner`): the no-LLM planner;
-- :func:`evaluate` (:mod:`.evaluate`): accuracy, EM, F1, hit rate, hallucination, evidence size.
+- :func:`chronorag.workflows.kg_irag.evaluate.evaluate`: accuracy, EM, F1, hit rate, hallucination,
+  evidence size (not re-exported here: the name is taken by its submodule).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["METHODS", "KGIRAGContext", "ReferenceLabeller", "build_graph", "evaluate", "generate_questions",
+__all__ = ["METHODS", "KGIRAGContext", "ReferenceLabeller", "build_graph", "generate_questions",
            "parse_question"]
 
 _LAZY = {
     "METHODS": "state", "KGIRAGContext": "state", "ReferenceLabeller": "reference", "build_graph": "graph",
-    "evaluate": "evaluate", "generate_questions": "questions", "parse_question": "planner",
+    "generate_questions": "questions", "parse_question": "planner",
 }
 
 
