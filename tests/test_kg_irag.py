@@ -461,3 +461,24 @@ def test_cli_generate_ask_eval_on_a_user_spec(records_csv, tmp_path, capsys):
     assert out["answer"] == rows[0]["answer"] and out["evidence_ids"]
     assert main(["kg-irag", "ask", "How is the weather?", *src]) == 2
     assert "place" in capsys.readouterr().err
+
+
+def test_llm_objects_langchain_chat_model_and_unknown(kg):
+    from langchain_openai import ChatOpenAI
+
+    from chronorag.errors import LLMError
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    script = {"init": [json.dumps({**PLAN, "type": "q1", "horizon": 0, "anchor": "2013-05-01T12:00"})],
+              "judge": [json.dumps({"answer": "yes", "confidence": 0.9, "consistent": True})],
+              "update": [_gains], "fallback": [json.dumps({"answer": "no"})],
+              "synth": [json.dumps({"answer": "yes", "rationale": "fixture:A@2013-05-01T12:00 and 13:00 are dry."})]}
+    with ScriptedOpenAIServer([_dispatch(script)] * 10) as srv:
+        chat = ChatOpenAI(base_url=srv.base_url, api_key="EMPTY", model="chronorag")
+        out = build_graph(kg=kg, llm=chat, source="fixture").invoke(
+            {"question": "Can I spend 2 hours at A starting 2013-05-01 12:00 without running into rain?"})
+        assert len(srv.requests) == 3  # init, judge, synthesize
+    assert out["answer"] == "yes" and out["mode"].startswith("llm (langchain")
+    assert out["rationale"].startswith("fixture:A@2013-05-01T12:00")
+    with pytest.raises(LLMError, match="LlamaIndex LLM"):
+        build_graph(kg=kg, llm=object())
