@@ -306,10 +306,7 @@ def synthesize(plan: Plan, answer: str, facts: Sequence[dict[str, Any]], decisiv
         raise ValueError(f"gamma must be > 0, got {gamma}")
     w = []
     for f in facts:
-        if f["place"] != plan.place and not f.get("near"):
-            m = 0.5  # neighbours count, at half weight
-        else:
-            m = 1.0
+        m = 1.0 if f["place"] == plan.place else 0.5  # facts from nearby places count at half weight
         mid = (f["lo"] + f["hi"]) / 2
         w.append(m * math.exp(-gamma * abs(mid - (decisive + plan.step / 2)) / plan.step))
     tot = sum(w) or 1.0
@@ -317,8 +314,7 @@ def synthesize(plan: Plan, answer: str, facts: Sequence[dict[str, Any]], decisiv
     weighted = [{"id": f["id"], "weight": round(x / tot, 4), "text": f["text"]} for f, x in ranked]
     cited = ranked[:top]
     parts = [f"{f['id']} ({', '.join(f['events']) or 'no ' + plan.event})" for f, _ in cited]
-    why = {"yes": "", "no": ""}.get(answer, "")
-    rationale = (f"Answer {answer!r}{why}: decisive time {format_time(decisive, plan)}; "
+    rationale = (f"Answer {answer!r}: decisive time {format_time(decisive, plan)}; "
                  f"{len(facts)} facts retrieved; cited: " + "; ".join(parts) if parts else
                  f"Answer {answer!r}: no facts retrieved.")
     return weighted, rationale
