@@ -176,6 +176,13 @@ def test_parser_phrasings_and_errors(kg):
     p = parse_question("If rain hits my 2 hour trip at B starting 2013-05-01 03:00, what is the soonest I can "
                        "postpone it to, within the next 6 hours?", kg)
     assert (p.type, p.horizon, p.duration) == ("q3", 360, 120)
+    # phrasings the generator never writes
+    p = parse_question("My 90-minute stop at Alpha Station starts 2013-05-01 from 2:00 pm. Is it going to rain?", kg)
+    assert (p.place, p.duration, p.anchor, p.polarity) == ("A", 90, _t(14), "detect")
+    p = parse_question("May 1 2013 5pm, B, 2 hours: can I avoid strong wind?", kg)
+    assert (p.place, p.event, p.anchor, p.duration, p.polarity) == ("B", "strong wind", _t(17), 120, "avoid")
+    p = parse_question("Can I avoid rain at C on May 1, 2013 3 hours from noon?", kg)
+    assert p.anchor == _t(0) and p.duration == 180  # a bare number after a date is not a clock time
     with pytest.raises(DataFormatError, match="place"):
         parse_question("Will it rain in Paris on 2013-05-01 for 2 hours?", kg)
     with pytest.raises(DataFormatError, match="horizon"):

@@ -1,9 +1,10 @@
 """The no-LLM LLM1_Init: a rule-based parser from a question to a retrieval plan.
 
 It reads the place (code or display name), the event (rule name or alias), the
-anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``March 5, 2013 at 14:00``,
-``2013-03-05`` / ``March 5, 2013`` for daily data, ``2 pm``), the duration
-(``for 2 hours``, ``2-hour``, ``the 3 hours from``, ``between X and Y``), the horizon
+anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm``,
+``March 5, 2013 at 14:00``, ``Jul 4 2013 5pm``, ``2013-03-05`` / ``March 5, 2013`` for
+daily data), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
+from``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
 type (Q2 latest-before, Q3 earliest-after, else Q1) and the Q1 polarity (``avoid``:
 yes = no event; ``detect``: yes = the event occurs).
@@ -26,15 +27,16 @@ _MONTHS = {m: i + 1 for i, m in enumerate(("january", "february", "march", "apri
                                               "august", "september", "october", "november", "december"))}
 _MON_RE = "|".join(list(_MONTHS) + [m[:3] for m in _MONTHS])
 
-_ISO_DT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{1,2}):(\d{2}))?")
-_LONG_DT = re.compile(rf"\b({_MON_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})(?:\s*(?:at|,)?\s*(\d{{1,2}})(?::(\d{{2}}))?\s*(am|pm)?)?",
+_ISO_DT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:(?:[T ]|,?\s+(?:at|from)\s+)(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?)?", re.I)
+_LONG_DT = re.compile(rf"\b({_MON_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})(?:,?\s*(?:at|from|,)?\s*(\d{{1,2}})(?::(\d{{2}}))?\s*(am|pm)?(?![\w-]))?",
                       re.I)
-_SPAN = r"(\d+)[\s-]*(hours?|hrs?|h|days?|d)\b"
+_SPAN = r"(\d+)[\s-]*(hours?|hrs?|h|days?|d|minutes?|mins?)\b"
 _HORIZON = re.compile(rf"(?:no more than|at most|within(?: the next)?|up to)\s+{_SPAN}", re.I)
 _DURATION = re.compile(_SPAN, re.I)
 _Q2 = re.compile(r"\b(latest|leave early|earlier start|looking back)\b", re.I)
 _Q3 = re.compile(r"\b(earliest|postpone|soonest|looking ahead|later start)\b", re.I)
-_DETECT = re.compile(r"^\s*(will there be|is (?:there )?any|does any|was there)\b", re.I)
+_DETECT = re.compile(r"(?:^|[.;:!?]\s+)\s*(will there be|is there going to be|is (?:there )?any|does any|was there|"
+                     r"will it|is it going to|does it)\b", re.I)
 
 
 @dataclass
@@ -126,7 +128,8 @@ def _match_event(text: str, kg: RecordKG) -> str | None:
 
 
 def _span_minutes(n: str, unit: str) -> int:
-    return int(n) * (1440 if unit.lower().startswith("d") else 60)
+    u = unit.lower()
+    return int(n) * (1440 if u.startswith("d") else 1 if u.startswith("min") else 60)
 
 
 def _times(text: str) -> list[tuple[int, int]]:
@@ -135,13 +138,19 @@ def _times(text: str) -> list[tuple[int, int]]:
     for m in _ISO_DT.finditer(text):
         t = dt.datetime.fromisoformat(m.group(1))
         if m.group(2):
-            t = t.replace(hour=int(m.group(2)), minute=int(m.group(3)))
+            h = int(m.group(2))
+            if m.group(4):
+                h = h % 12 + (12 if m.group(4).lower() == "pm" else 0)
+            t = t.replace(hour=h, minute=int(m.group(3)))
         out.append((m.start(), parse_time(t).lo))
     for m in _LONG_DT.finditer(text):
         mon = _MONTHS.get(m.group(1).lower().rstrip(".")) or next(
             v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
         t = dt.datetime(int(m.group(3)), mon, int(m.group(2)))
-        if m.group(4):
+        tail = m.group(0)[m.end(3) - m.start(0):].lower()
+        if m.group(4) and not (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)):
+            pass  # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
+        elif m.group(4):
             h = int(m.group(4))
             if m.group(6):
                 h = h % 12 + (12 if m.group(6).lower() == "pm" else 0)
