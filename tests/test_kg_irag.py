@@ -281,6 +281,7 @@ def test_graph_thread_reset_messages_context_and_errors(kg):
     # errors: unparseable question is reported, missing input is named
     bad = build_graph(kg=kg, source="fixture").invoke({"question": "What is the weather like?"})
     assert bad["answer"] == "no answer" and "place" in bad["error"]
+    assert bad["messages"][-1].content.startswith("I could not plan this question")
     with pytest.raises(ValueError, match="question"):
         build_graph(kg=kg, source="fixture").invoke({"messages": []})
     with pytest.raises(ValueError, match="method"):

@@ -232,7 +232,8 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
                 plan = parse_question(q, g)
             except ChronoRAGError as exc:
                 return {**reset, "llm_errors": errors, "error": str(exc), "answer": "no answer",
-                        "stopped_by": "unparsed", "plan": {}}
+                        "stopped_by": "unparsed", "plan": {},
+                        "messages": [*new_msgs, AIMessage(f"I could not plan this question: {exc}")]}
         if s["method"] == "single-pass":
             hz = plan.horizon or 12 * plan.step
             win = [plan.anchor - hz, plan.anchor + plan.duration + hz]
