@@ -519,7 +519,7 @@ def build_record_kg(records: Iterable[Mapping[str, Any]], spec: RecordSpec) -> R
         lo = cache.get(key)
         if lo is None:
             try:
-                tp = parse_time(raw_t if not isinstance(raw_t, str) else raw_t.replace("Z", ""))
+                tp = parse_time(raw_t.replace("Z", "") if isinstance(raw_t, str) else raw_t)  # type: ignore[arg-type]
                 if tp.is_inf:
                     raise TimeParseError(f"open time {raw_t!r}")
             except (TimeParseError, TypeError, ValueError):

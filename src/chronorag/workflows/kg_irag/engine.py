@@ -116,7 +116,8 @@ def _hits(abn: Sequence[dict[str, Any]], lo: int, hi: int) -> list[dict[str, Any
 
 def _candidates(plan: Plan) -> list[int]:
     t, s, hz = plan.anchor, plan.step, plan.horizon
-    out, k = [], 1
+    out: list[int] = []
+    k = 1
     while True:
         c = t - k * s if plan.type == "q2" else t + k * s
         if (plan.type == "q2" and c <= t - hz) or (plan.type == "q3" and c >= t + hz):
@@ -247,7 +248,7 @@ def candidate_windows(plan: Plan, coverage: tuple[int, int], open_start: int | N
     if plan.type == "q2":
         need = open_start if open_start is not None else lo - step
         base = max(step, lo - need)
-        starts = [("extend", None)]
+        starts: list[tuple[str, int | None]] = [("extend", None)]
     else:
         need = (open_start if open_start is not None else hi) + dur
         base = max(step, need - hi)
@@ -257,13 +258,14 @@ def candidate_windows(plan: Plan, coverage: tuple[int, int], open_start: int | N
     cands_all = _candidates(plan) if plan.type != "q1" else [plan.anchor]
     open_c = [c for c in cands_all if open_start is None or
               (c >= open_start if plan.type == "q3" else c <= open_start)] or cands_all
-    out = []
+    out: list[dict[str, Any]] = []
     for j in range(growth + 1 if grow else 1):
         length = base * (2 ** j)
         for kind, s0 in starts:
             if kind == "extend":
                 w = (max(r_lo, lo - length), lo) if plan.type == "q2" else (hi, min(r_hi, hi + length))
             else:
+                assert s0 is not None
                 w = (max(r_lo, s0), min(r_hi, s0 + max(length, dur)))
             if w[1] <= w[0]:
                 continue

@@ -199,10 +199,11 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         if msgs and isinstance(msgs[-1], HumanMessage):
             q = msgs[-1].content if isinstance(msgs[-1].content, str) else str(msgs[-1].content)
         else:
-            q = state.get("question")
-            if not isinstance(q, str) or not q.strip():
+            given = state.get("question")
+            if not isinstance(given, str) or not given.strip():
                 raise ValueError("KG-iRAG input needs 'question' (a non-empty string) or 'messages' "
                                  f"ending with a human message; got keys {sorted(state)}")
+            q = given
             new_msgs = [HumanMessage(q)]
         g = kg_of(s)
         model = llm_of(s)
@@ -267,7 +268,7 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         s = state["settings"]
         plan = _plan(state)
         facts, bad = engine.contradiction_filter(state["facts"])
-        cov = tuple(state["coverage"])
+        cov = (int(state["coverage"][0]), int(state["coverage"][1]))
         verdict = engine.verify(plan, facts, cov)
         first = state["first_certified"]
         if verdict["certified"] and first < 0:
@@ -283,7 +284,7 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
                     conf = float(reply.get("confidence", 0.0))
                 except (TypeError, ValueError):
                     conf = 0.0
-                judged = {"answer": str(reply.get("answer", "")), "confidence": conf,
+                judged: dict[str, Any] = {"answer": str(reply.get("answer", "")), "confidence": conf,
                           "consistent": bool(reply.get("consistent", False)), "by": "llm"}
             else:
                 judged = {"answer": verdict["answer"] or verdict["guess"],
@@ -292,9 +293,9 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         else:
             judged = {"answer": verdict["answer"] or verdict["guess"],
                       "confidence": 1.0 if verdict["certified"] else 0.0, "consistent": True, "by": "symbolic"}
-        ok, why = engine.allen_consistent(plan, judged["answer"], facts, cov)
+        ok, why = engine.allen_consistent(plan, str(judged["answer"]), facts, cov)
         judged["allen_consistent"], judged["allen_reason"] = ok, why
-        stop = judged["confidence"] >= float(s["theta"]) and judged["consistent"] and ok
+        stop = float(judged["confidence"]) >= float(s["theta"]) and bool(judged["consistent"]) and ok
         if s["method"] == "no-check":
             stop = False
         trace = list(state["trace"])
@@ -318,7 +319,8 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         plan = _plan(state)
         it = state["iteration"]
         grow = s["method"] != "limited"
-        cands = engine.candidate_windows(plan, tuple(state["coverage"]), state["verdict"].get("open"), it,
+        cov0 = (int(state["coverage"][0]), int(state["coverage"][1]))
+        cands = engine.candidate_windows(plan, cov0, state["verdict"].get("open"), it,
                                          lam=float(s["lam"]), grow=grow)
         errors = list(state.get("llm_errors") or [])
         model = llm_of(s)

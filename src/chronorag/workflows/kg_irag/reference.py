@@ -132,7 +132,7 @@ class ReferenceLabeller:
 
     def candidates(self, qtype: str, t: dt.datetime, horizon: dt.timedelta) -> list[dt.datetime]:
         """Candidate starts, nearest first: ``t - k*step > t - L`` (q2) or ``t + k*step < t + L`` (q3)."""
-        out = []
+        out: list[dt.datetime] = []
         k = 1
         while True:
             c = t - k * self.step if qtype == "q2" else t + k * self.step
