@@ -257,7 +257,8 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
             radius = float(s["radius_km"])  # data gap at the place: widen the spatial radius once
             new = engine.psi(g, plan, lo, hi, radius_km=radius, hop_cap=s["hop_cap"], seen=seen)
         cov = state.get("coverage") or [lo, hi]
-        cov = [min(cov[0], lo), max(cov[1], hi)] if hi > lo else cov
+        if hi > lo and lo <= cov[1] and hi >= cov[0]:  # coverage stays one contiguous span
+            cov = [min(cov[0], lo), max(cov[1], hi)]
         trace = list(state["trace"]) + [{"iteration": state["iteration"], "window": [lo, hi],
                                          "window_iso": [minutes_to_iso(lo), minutes_to_iso(hi)],
                                          "new_facts": len(new), "radius_km": radius}]
