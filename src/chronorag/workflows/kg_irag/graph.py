@@ -259,7 +259,10 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         cov = state.get("coverage") or [lo, hi]
         if hi > lo and lo <= cov[1] and hi >= cov[0]:  # coverage stays one contiguous span
             cov = [min(cov[0], lo), max(cov[1], hi)]
-        trace = list(state["trace"]) + [{"iteration": state["iteration"], "window": [lo, hi],
+        # p(t): what this step looks for (the relation moves from DURING the plan to BEFORE/AFTER it)
+        rel = "during" if state["iteration"] == 0 or plan.type == "q1" else ("before" if plan.type == "q2" else "after")
+        pattern = f"{plan.event} at {plan.place} (r={radius:g} km) {rel} the planned trip"
+        trace = list(state["trace"]) + [{"iteration": state["iteration"], "pattern": pattern, "window": [lo, hi],
                                          "window_iso": [minutes_to_iso(lo), minutes_to_iso(hi)],
                                          "new_facts": len(new), "radius_km": radius}]
         return {"facts": list(state["facts"]) + new, "coverage": cov, "radius_km": radius,
