@@ -503,3 +503,12 @@ def test_readme_kg_irag_example_runs(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "2013-04-13T01:00 2 stop-rule"
     assert lines[1].startswith("Answer '2013-04-13T01:00'") and lines[2] == "yes 26"
+
+
+def test_explicit_no_llm_config_ignores_the_environment(kg, monkeypatch):
+    from chronorag.integrations.llm import LLMConfig
+
+    monkeypatch.setenv("CHRONORAG_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    out = build_graph(kg=kg, llm=LLMConfig(base_url=None), source="fixture").invoke(
+        {"question": "Can I spend 2 hours at A starting 2013-05-01 12:00 without running into rain?"})
+    assert out["answer"] == "yes" and out["mode"].startswith("no-llm") and out["llm_errors"] == []

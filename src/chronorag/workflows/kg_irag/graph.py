@@ -146,6 +146,7 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
         raise ValueError(f"unknown KG-iRAG settings {sorted(unknown)}; known: {sorted(DEFAULTS)}")
     base = _check_settings({**DEFAULTS, **settings})
     chat_llm = resolve_llm(llm) if llm is not None else None
+    explicit_no_llm = llm is not None and chat_llm is None  # e.g. LLMConfig(base_url=None)
 
     def settings_of(runtime: Runtime[KGIRAGContext] | None) -> dict[str, Any]:
         s = dict(base)
@@ -176,6 +177,8 @@ def build_graph(*, kg: RecordKG | None = None, llm: Any = None, checkpointer: An
             return resolve_llm(LLMConfig(base_url=s["llm_url"]))
         if chat_llm is not None:
             return chat_llm
+        if explicit_no_llm:
+            return None
         found = resolve_llm(None)
         if s["use_llm"] and found is None:
             raise LLMError("use_llm=True but no LLM is configured: pass llm=, set llm_url or CHRONORAG_BASE_URL")
