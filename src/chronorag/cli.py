@@ -126,15 +126,50 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sha256(path: str | os.PathLike[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
+    from chronorag.evaluation.runfile import check_output_path, default_run_path
 
+    if args.judge and not args.llm_url:
+        raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
+    inputs = [args.questions, args.index_dir]
+    if args.out:
+        check_output_path(args.out, inputs=inputs)  # refuse before loading anything
     questions = load_questions(args.questions, limit=args.limit)
     method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
-    out = args.out or Path(tempfile.gettempdir()) / f"chronorag-{args.dataset}-{args.method}.jsonl"
-    metrics = run_eval(method, questions, out_path=out, progress=not args.quiet)
+    judge = None
+    if args.judge:
+        from chronorag.evaluation.judge import MajorityJudge
+        from chronorag.integrations.llm import LLMConfig
+
+        judge = MajorityJudge(LLMConfig(base_url=args.llm_url), votes=args.judge_votes)
+    out = Path(args.out) if args.out else default_run_path(args.dataset, args.method)
+    config = {"dataset": args.dataset, "method": args.method, "index_dir": str(Path(args.index_dir).resolve()),
+              "questions": str(Path(args.questions).resolve()), "questions_sha256": _sha256(args.questions),
+              "limit": args.limit, "llm_url": args.llm_url, "command": "chronorag " + " ".join(getattr(args, "argv", None) or [])}
+    try:
+        metrics = run_eval(method, questions, out_path=out, progress=not args.quiet, judge=judge,
+                           config=config, inputs=inputs)
+    except KeyboardInterrupt as exc:
+        for note in getattr(exc, "__notes__", []):
+            print(note, file=sys.stderr)
+        print(f"chronorag eval: interrupted; {out} was not changed", file=sys.stderr)
+        return 130
     metrics = {"dataset": args.dataset, "method": args.method, "predictions": str(out), **metrics}
     print(format_table(metrics))
+    if metrics["errors"]:
+        print(f"chronorag eval: {metrics['errors']} of {metrics['n']} questions failed (scored as misses); "
+              f"their rows in {out} have an 'error' field", file=sys.stderr)
     print(json.dumps(metrics, ensure_ascii=False))
     return 0
 
@@ -293,8 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("questions")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--limit", type=int, default=None)
-    sp.add_argument("--out", default=None, help="predictions JSONL")
+    sp.add_argument("--out", default=None,
+                    help="run file (JSONL) to write; replaced atomically when the run ends "
+                         "(default: a new unique file in the temp directory)")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--judge", action="store_true",
+                    help="also score the first answer with an LLM judge (majority of 3 calls; needs --llm-url)")
+    sp.add_argument("--judge-votes", type=int, default=3, help="judge calls per answer (odd)")
     sp.set_defaults(func=_cmd_eval)
 
     sp = sub.add_parser("star-rag", help="STAR-RAG jobs")
@@ -341,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chronorag`` console script."""
     set_offline_env()
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args))
     except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
