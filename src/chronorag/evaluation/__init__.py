@@ -310,10 +310,6 @@ def run_eval(
                 p_, c_ = sum(r.prompt_tokens for r in new), sum(r.completion_tokens for r in new)
                 tokens = {"calls": len(new), "prompt_tokens": p_, "completion_tokens": c_, "total_tokens": p_ + c_}
             rec["tokens"] = tokens
-            fb: dict[str, int] = {}
-            for _, kind, _d in fallbacks.records[n_fb:]:
-                fb[kind] = fb.get(kind, 0) + 1
-            rec["fallbacks"] = fb
             if pred is not None and pred.trace:
                 rec["tool_calls"] = pred.trace
             if isinstance(q.get("reference_tool_calls"), list):
@@ -322,6 +318,10 @@ def run_eval(
                 with query_scope(scope):
                     verdict = judge(q["question"], _gold_text(q["answers"]), pred.answers[0] if pred.answers else "")
                 rec["judge"] = verdict.to_dict() if hasattr(verdict, "to_dict") else {"correct": verdict}
+            fb: dict[str, int] = {}
+            for _, kind, _d in fallbacks.records[n_fb:]:
+                fb[kind] = fb.get(kind, 0) + 1
+            rec["fallbacks"] = fb
             rec["info"] = pred.info if pred else {}
             records.append(rec)
             if writer is not None:

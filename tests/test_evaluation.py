@@ -1,0 +1,260 @@
+"""`chronorag eval`: crash-safe run files, error rows, output-path safety, run-file contents, the judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+
+import pytest
+
+from chronorag.cli import main
+from chronorag.errors import LLMError
+from chronorag.evaluation import METHODS, Prediction, run_eval
+from chronorag.evaluation.runfile import load_run
+from chronorag.integrations.llm import LLMConfig, record_fallback
+from chronorag.integrations.testing import ScriptedOpenAIServer
+
+QUESTIONS = [
+    {"quid": 1, "question": "Who did A criticize in Paris?", "answers": ["Paris"], "qtype": "equal"},
+    {"quid": 2, "question": "boom", "answers": ["x"], "qtype": "equal"},
+    {"quid": 3, "question": "When did B visit Rome?", "answers": ["Rome"], "qtype": "first_last"},
+]
+
+
+def _method(q):
+    """A stand-in method: answers the last word, fails like an LLM 500 on 'boom'."""
+    if q["question"] == "boom":
+        raise LLMError("LLM call to http://127.0.0.1:9/v1 failed: Error code: 500")
+    last = q["question"].rstrip("?").split()[-1]
+    return Prediction(answers=[last, "other"], evidence=[f"On 2014-01-0{q['quid']}, A met {last}."])
+
+
+def _write_questions(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _idx(tmp_path):
+    d = tmp_path / "idx"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+@pytest.fixture()
+def fake_method(monkeypatch):
+    monkeypatch.setitem(METHODS, "fake", lambda index_dir, **kw: _method)
+    return "fake"
+
+
+def test_failed_question_becomes_error_row_and_run_carries_on(tmp_path):
+    out = tmp_path / "run.jsonl"
+    m = run_eval(_method, QUESTIONS, out_path=out, progress=False, config={"method": "fake"})
+    assert m["n"] == 3 and m["errors"] == 1 and m["hits@1"] == round(2 / 3, 4)
+    assert m["by_qtype"]["equal"]["errors"] == 1 and m["by_qtype"]["first_last"]["errors"] == 0
+    run, rows = load_run(out)
+    assert [r["quid"] for r in rows] == [1, 2, 3]
+    assert rows[1]["error"].startswith("LLMError: ") and "500" in rows[1]["error"]
+    assert rows[1]["predicted"] == [] and rows[1]["hits@1"] == 0.0
+    assert rows[0]["error"] is None and rows[2]["hits@1"] == 1.0
+    assert run["metrics"]["errors"] == 1 and run["config"]["method"] == "fake"
+    assert run["format"] == "chronorag-run/1" and run["versions"]["chronorag"]
+    # the run line is last, so readers that index question rows from the top still work
+    assert json.loads(out.read_text().splitlines()[-1])["record"] == "run"
+
+
+def test_empty_question_is_an_error_row_from_the_cli(tmp_path, capsys, fake_method):
+    qs = _write_questions(tmp_path / "q.jsonl", [QUESTIONS[0], {"quid": 9, "question": "  ", "answers": ["y"]},
+                                                 QUESTIONS[2]])
+    out = tmp_path / "run.jsonl"
+    assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "fake", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    metrics = json.loads(captured.out.strip().splitlines()[-1])
+    assert metrics["errors"] == 1 and metrics["n"] == 3 and metrics["hits@1"] == round(2 / 3, 4)
+    assert "1 of 3 questions failed" in captured.err
+    _, rows = load_run(out)
+    assert rows[1]["error"] == "ValueError: the question is empty"
+
+
+def test_out_is_untouched_until_the_run_ends_and_a_crash_keeps_partial_rows(tmp_path):
+    out = tmp_path / "run.jsonl"
+    out.write_text("previous results\n")
+    seen = []
+
+    def method(q):
+        # while the run is going, the destination still holds the previous file and the
+        # finished questions are already on disk in the partial file
+        partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        seen.append((out.read_text(), sum(len(p.read_text().splitlines()) for p in partial)))
+        if q["quid"] == 3:
+            raise KeyboardInterrupt  # a kill in the middle of the run
+        return _method(q)
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_eval(method, QUESTIONS, out_path=out, progress=False)
+    assert seen == [("previous results\n", 0), ("previous results\n", 1), ("previous results\n", 2)]
+    assert out.read_text() == "previous results\n"
+    partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert len(partial) == 1 and partial[0].name.startswith(".run.jsonl.")
+    assert any(str(partial[0]) in n for n in info.value.__notes__)
+    assert [json.loads(line)["quid"] for line in partial[0].read_text().splitlines()] == [1, 2]
+    # a run that fails before any question leaves no partial file behind
+    with pytest.raises(ValueError, match="ks"):
+        run_eval(_method, QUESTIONS, out_path=tmp_path / "other.jsonl", ks=(0,), progress=False)
+    assert not (tmp_path / "other.jsonl").exists()
+
+
+def test_interrupted_cli_run_exits_130_and_keeps_previous_file(tmp_path, capsys, monkeypatch):
+    def factory(index_dir, **kw):
+        def m(q):
+            if q["quid"] == 2:
+                raise KeyboardInterrupt
+            return _method(q)
+        return m
+
+    monkeypatch.setitem(METHODS, "dies", factory)
+    qs = _write_questions(tmp_path / "q.jsonl", QUESTIONS)
+    out = tmp_path / "run.jsonl"
+    out.write_text("old\n")
+    assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "dies", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert "was not changed" in err and ".partial" in err
+    assert out.read_text() == "old\n"
+
+
+def test_out_equal_to_an_input_is_refused(tmp_path, capsys, fake_method):
+    qs = _write_questions(tmp_path / "q.jsonl", QUESTIONS)
+    before = qs.read_text()
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out", str(qs)]) == 2
+    assert "is the input file" in capsys.readouterr().err and qs.read_text() == before
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(qs)  # the same file under another name
+    assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out", str(link)]) == 2
+    assert "is the input file" in capsys.readouterr().err and qs.read_text() == before
+    assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out", str(idx / "p.jsonl")]) == 2
+    assert "inside the index directory" in capsys.readouterr().err
+    assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out", str(idx)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out",
+                 str(tmp_path / "nope" / "p.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_default_output_is_unique_and_never_follows_a_symlink(tmp_path, capsys, fake_method, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # the old, predictable default name, planted as a symlink by someone else
+    (tmp_path / "chronorag-jsonl-fake.jsonl").symlink_to(victim)
+    qs = _write_questions(tmp_path / "q.jsonl", QUESTIONS)
+    paths = []
+    for _ in range(2):
+        assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "fake"]) == 0
+        paths.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["predictions"])
+    assert paths[0] != paths[1]
+    assert victim.read_text() == "precious"
+    for p in paths:
+        assert not os.path.islink(p) and os.path.dirname(p) == str(tmp_path)
+        assert len(load_run(p)[1]) == 3
+
+
+def test_concurrent_runs_to_one_file_never_mix(tmp_path):
+    out = tmp_path / "run.jsonl"
+    errors = []
+
+    def go(tag):
+        def m(q):
+            return Prediction(answers=[tag], evidence=[tag])
+        try:
+            run_eval(m, QUESTIONS * 20, out_path=out, progress=False, config={"tag": tag})
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(t,)) for t in ("A", "B")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    run, rows = load_run(out)
+    assert len(rows) == 60 and {r["predicted"][0] for r in rows} == {run["config"]["tag"]}
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+def test_run_file_records_tokens_fallbacks_timings_and_context(tmp_path):
+    with ScriptedOpenAIServer(["<think>hmm</think>Paris", "Rome"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        from chronorag.integrations.llm import resolve_llm
+
+        chat = resolve_llm(cfg)
+
+        def method(q):
+            text = chat.complete([{"role": "user", "content": q["question"]}])
+            if q["quid"] == 1:
+                record_fallback("test.substitute", "used a substitute")
+            return Prediction(answers=[text], evidence=["On 2014-01-01, A met Paris in the capital."])
+
+        method.ledger = cfg.ledger
+        m = run_eval(method, [QUESTIONS[0], QUESTIONS[2]], out_path=tmp_path / "r.jsonl", progress=False)
+    _, rows = load_run(tmp_path / "r.jsonl")
+    assert rows[0]["predicted"] == ["Paris"] and rows[0]["hits@1"] == 1.0
+    assert rows[0]["tokens"]["calls"] == 1 and rows[0]["tokens"]["prompt_tokens"] == 6
+    assert rows[0]["fallbacks"] == {"test.substitute": 1} and rows[1]["fallbacks"] == {}
+    assert rows[0]["context_tokens"] > 5 and rows[0]["latency_ms"] > 0
+    assert m["fallbacks"] == 1 and m["llm_tokens"] == sum(r["tokens"]["total_tokens"] for r in rows)
+
+
+def _judge_reply(verdict):
+    return json.dumps({"verdict": verdict})
+
+
+def test_judge_majority_of_three_with_reasoning_and_failures():
+    from chronorag.evaluation.judge import MajorityJudge
+
+    replies = [
+        "<think>The numbers agree.</think>" + _judge_reply("CORRECT"),  # q1: C, I, C -> correct
+        _judge_reply("INCORRECT"),
+        "<think>close enough</think>\n" + _judge_reply("CORRECT"),
+        _judge_reply("INCORRECT"), "no idea", "still no idea", _judge_reply("INCORRECT"),  # q2: I, fail, I
+    ] + ["???"] * 6  # q3: every call unparseable twice -> judge failure
+    with ScriptedOpenAIServer(replies) as srv:
+        judge = MajorityJudge(LLMConfig(base_url=srv.base_url, max_retries=0))
+        v1 = judge("Deliveries in 2022?", "1,614,231", "1,614,231 cars")
+        v2 = judge("Deliveries in 2022?", "1,614,231", "1.8 million")
+        v3 = judge("Deliveries in 2022?", "1,614,231", "about that")
+        fmt = srv.requests[0]["response_format"]
+    assert (v1.correct, v1.votes) == (True, [True, False, True])
+    assert (v2.correct, v2.votes, v2.failed_calls) == (False, [False, False], 1)
+    assert v3.correct is None and v3.failed_calls == 3 and "???" in v3.error
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["verdict"]["enum"] == [
+        "CORRECT", "INCORRECT"]
+    assert MajorityJudge(LLMConfig(base_url="http://127.0.0.1:9/v1"))("q", "g", "").correct is False
+    with pytest.raises(ValueError, match="odd"):
+        MajorityJudge(LLMConfig(base_url="http://127.0.0.1:9/v1"), votes=2)
+
+
+def test_eval_judge_from_the_cli(tmp_path, capsys, fake_method):
+    qs = _write_questions(tmp_path / "q.jsonl", [QUESTIONS[0], QUESTIONS[2]])
+    assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "fake", "--judge"]) == 2
+    assert "--judge needs an LLM" in capsys.readouterr().err
+    replies = [_judge_reply("CORRECT")] * 3 + ["x"] * 6  # q1 judged correct, q3: judge failure
+    out = tmp_path / "run.jsonl"
+    with ScriptedOpenAIServer(replies) as srv:
+        url = srv.base_url
+        os.environ["CHRONORAG_MAX_RETRIES"] = "0"
+        try:
+            assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "fake", "--judge",
+                         "--llm-url", srv.base_url, "--out", str(out)]) == 0
+        finally:
+            del os.environ["CHRONORAG_MAX_RETRIES"]
+    stdout = capsys.readouterr().out
+    metrics = json.loads(stdout.strip().splitlines()[-1])
+    assert metrics["judge_acc"] == 1.0 and metrics["judge_failures"] == 1 and metrics["hits@1"] == 1.0
+    assert "judge_acc" in stdout.splitlines()[0]
+    run, rows = load_run(out)
+    assert rows[0]["judge"]["votes"] == [True, True, True] and rows[1]["judge"]["correct"] is None
+    assert run["config"]["judge"].startswith("majority-of-3") and run["config"]["llm_url"] == url
+    assert rows[1]["fallbacks"] == {"judge.failed_call": 3}
