@@ -258,3 +258,184 @@ def test_eval_judge_from_the_cli(tmp_path, capsys, fake_method):
     assert rows[0]["judge"]["votes"] == [True, True, True] and rows[1]["judge"]["correct"] is None
     assert run["config"]["judge"].startswith("majority-of-3") and run["config"]["llm_url"] == url
     assert rows[1]["fallbacks"] == {"judge.failed_call": 3}
+
+
+# ---------------------------------------------------------------------------
+# RAGAS
+# ---------------------------------------------------------------------------
+
+GOOD = {"quid": 1, "question": "Who did Obama criticize after France?", "answers": ["China"],
+        "predicted": ["China"], "evidence": ["On 2014-07-09, Barack Obama criticized or denounced China."],
+        "gold_evidence": ["On 2014-07-09, Barack Obama criticized or denounced China."]}
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"predicted": "Thailand"}, r"p.jsonl:2: field 'predicted' must be a list of strings, got the string 'Thailand'"),
+    ({"answers": "Thailand"}, r"p.jsonl:2: field 'answers' must be a list of strings"),
+    ({"answers": None, "predicted": None}, r"p.jsonl:2: field 'answers' is null"),
+    ({"evidence": None}, r"p.jsonl:2: field 'evidence' is null.*use \[\]"),
+    ({"predicted": [None]}, r"p.jsonl:2: field 'predicted' must hold only strings"),
+    ({"question": ""}, r"p.jsonl:2: field 'question' must be a non-empty string"),
+    ({"gold_evidence": "x"}, r"p.jsonl:2: field 'gold_evidence' must be a list"),
+])
+def test_ragas_rejects_bad_field_types_with_line_numbers(tmp_path, capsys, bad, message):
+    from chronorag.errors import DataFormatError
+    from chronorag.integrations.ragas_eval import load_predictions
+
+    preds = _jsonl(tmp_path / "p.jsonl", [GOOD, {**GOOD, **bad}])
+    with pytest.raises(DataFormatError, match=message):
+        load_predictions(preds)
+    assert main(["-q", "ragas", str(preds)]) == 2
+    assert "p.jsonl:2" in capsys.readouterr().err
+
+
+def test_ragas_missing_field_and_skipped_rows(tmp_path):
+    from chronorag.errors import DataFormatError
+    from chronorag.integrations.ragas_eval import load_predictions
+
+    no_pred = {k: v for k, v in GOOD.items() if k != "predicted"}
+    with pytest.raises(DataFormatError, match=r"p.jsonl:1: missing field 'predicted'"):
+        load_predictions(_jsonl(tmp_path / "p.jsonl", [no_pred]))
+    error_row = {**GOOD, "quid": 2, "predicted": [], "evidence": [], "error": "LLMError: 500"}
+    rows = load_predictions(_jsonl(tmp_path / "p.jsonl", [GOOD, error_row, {"record": "run", "metrics": {}}]))
+    assert [r["quid"] for r in rows] == [1]
+    with pytest.raises(DataFormatError, match="no scorable predictions"):
+        load_predictions(_jsonl(tmp_path / "p.jsonl", [error_row]))
+
+
+def test_temporal_context_metric_does_not_credit_the_wrong_date_or_entity():
+    from chronorag.integrations.ragas_eval import context_supports, ragas_scores
+
+    gold = "On 2014-07-09, Barack Obama criticized or denounced China."
+    wrong_date = "On 2014-06-05, Barack Obama criticized or denounced China."
+    wrong_both = "On 2014-06-05, Barack Obama criticized or denounced France."
+    scores = ragas_scores([{**GOOD, "evidence": [wrong_both], "gold_evidence": [gold]}])
+    assert scores["non_llm_context_recall"] == 1.0  # RAGAS's string metric is fooled
+    assert scores["temporal_context_recall"] == 0.0 and scores["temporal_context_precision"] == 0.0
+    assert not context_supports(wrong_date, gold)
+    assert not context_supports("On 2014-07-09, Barack Obama criticized or denounced Japan.", gold)
+    assert context_supports("On 2014-07-09, Barack Obama criticized or denounced China (Xinhua).", gold)
+    # granularity: a gold year is met by a day in it; a gold day is not met by its year
+    assert context_supports("In March 2019 Audi delivered 1,802,073 cars.", "Audi delivered 1,802,073 cars in 2019.")
+    assert not context_supports("Audi delivered 1,802,073 cars in 2019.", "On 12 March 2019 Audi delivered 1,802,073 cars.")
+    assert not context_supports("Audi delivered 1,614,231 cars in 2019.", "Audi delivered 1,802,073 cars in 2019.")
+    # rank-aware precision: the supporting context second of two
+    s = ragas_scores([{**GOOD, "evidence": [wrong_both, gold]}])
+    assert s["temporal_context_recall"] == 1.0 and s["temporal_context_precision"] == 0.5
+
+
+def test_temporal_metrics_are_ragas_metrics_and_nodes_become_a_dataset():
+    from llama_index.core.schema import NodeWithScore, TextNode
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.metrics.base import SingleTurnMetric
+
+    from chronorag.integrations.ragas_eval import (
+        TemporalContextPrecision,
+        TemporalContextRecall,
+        nodes_to_ragas_dataset,
+    )
+
+    gold = GOOD["gold_evidence"][0]
+    nodes = [NodeWithScore(node=TextNode(text="On 2014-06-05, Barack Obama criticized or denounced France."), score=0.9),
+             NodeWithScore(node=TextNode(text=gold), score=0.8)]
+    ds = nodes_to_ragas_dataset([GOOD["question"]], [nodes], responses=["China"], references=["China"],
+                                reference_contexts=[[gold]])
+    sample = ds.samples[0]
+    assert sample.retrieved_contexts == [n.node.get_content() for n in nodes] and sample.reference == "China"
+    recall, precision = TemporalContextRecall(), TemporalContextPrecision()
+    assert isinstance(recall, SingleTurnMetric)
+    assert recall.single_turn_score(sample) == 1.0 and precision.single_turn_score(sample) == 0.5
+    assert recall.single_turn_score(SingleTurnSample(retrieved_contexts=[nodes[0].node.get_content()],
+                                                     reference_contexts=[gold])) == 0.0
+    with pytest.raises(ValueError, match="2 items for 1 questions"):
+        nodes_to_ragas_dataset(["q"], [nodes, nodes])
+    with pytest.raises(TypeError, match="not a NodeWithScore"):
+        nodes_to_ragas_dataset(["q"], [["plain string"]])
+
+
+def _ragas_llm_reply(req):
+    p = req["messages"][-1]["content"]
+    if "Break down each sentence" in p:
+        return '<think>one statement</think>{"statements": ["Audi delivered 1,614,231 cars in 2022."]}'
+    if "judge the faithfulness" in p:
+        return json.dumps({"statements": [{"statement": "Audi delivered 1,614,231 cars in 2022.",
+                                           "reason": "stated in the context", "verdict": 1}]})
+    if "TP (true positive)" in p:
+        return json.dumps({"TP": [{"statement": "Audi delivered 1,614,231 cars in 2022.", "reason": "same"}],
+                           "FP": [], "FN": []})
+    if "context was useful" in p:
+        return "<think>yes</think>" + json.dumps({"reason": "it gives the number", "verdict": 1})
+    return "unexpected prompt"
+
+
+def test_ragas_llm_metrics_through_the_openai_protocol(tmp_path, capsys):
+    passage = "In 2022, Audi delivered 1,614,231 cars to customers worldwide."
+    rec = {"quid": 1, "question": "How many cars did Audi deliver in 2022?", "answers": ["1,614,231"],
+           "predicted": ["Audi delivered 1,614,231 cars in 2022."], "evidence": [passage], "gold_evidence": [passage]}
+    preds = _jsonl(tmp_path / "p.jsonl", [rec])
+    with ScriptedOpenAIServer([_ragas_llm_reply] * 20) as srv:
+        assert main(["-q", "ragas", str(preds), "--llm-url", srv.base_url]) == 0
+        n_embed = sum(1 for r in srv.requests if "input" in r)
+        chat_reqs = [r for r in srv.requests if "messages" in r]
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["faithfulness"] == 1.0 and scores["llm_context_precision_with_reference"] == 1.0
+    # answer correctness = 0.75 * statement F1 (1.0 here) + 0.25 * embedding similarity
+    assert 0.5 <= scores["answer_correctness"] <= 1.0
+    assert scores["temporal_context_recall"] == 1.0 and "answer_correctness_failed" not in scores
+    assert n_embed >= 1 and len(chat_reqs) >= 4  # the embeddings came from the same server
+
+
+def test_tool_call_accuracy_strict_order(tmp_path, capsys):
+    from chronorag.errors import DataFormatError
+    from chronorag.integrations.ragas_eval import tool_call_scores
+
+    ref = [{"name": "Get_time", "args": {"head": "A", "rel": "Consult", "tail": "B"}},
+           {"name": "Get_tail_entity", "args": {"head": "A", "rel": "Consult", "begin_time": "2014-03"}}]
+    base = {**GOOD, "tool_calls": ref, "reference_tool_calls": ref}
+    assert tool_call_scores([base])["tool_call_accuracy"] == 1.0
+    swapped = {**base, "tool_calls": ref[::-1]}
+    assert tool_call_scores([swapped]) == {"n": 1, "tool_call_accuracy": 0.0, "exact_sequence": 0.0}
+    wrong_arg = {**base, "tool_calls": [ref[0], {**ref[1], "args": {**ref[1]["args"], "begin_time": "2014-04"}}]}
+    assert tool_call_scores([wrong_arg])["tool_call_accuracy"] == pytest.approx(0.5 * (1 + 2 / 3), abs=1e-4)
+    with pytest.raises(DataFormatError, match="no 'reference_tool_calls'"):
+        tool_call_scores([{**GOOD, "tool_calls": ref}])
+    # references from another file, matched by quid
+    preds = _jsonl(tmp_path / "p.jsonl", [{**GOOD, "tool_calls": ref[:1]}])
+    refs = _jsonl(tmp_path / "q.jsonl", [{"quid": 1, "question": "x", "answers": ["y"], "reference_tool_calls": ref}])
+    assert main(["-q", "ragas", str(preds), "--tool-calls", "--reference", str(refs)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tool_call_accuracy"] == 0.0 and out["exact_sequence"] == 0.0  # a truncated trace is misaligned
+    assert main(["-q", "ragas", str(_jsonl(tmp_path / "n.jsonl", [GOOD])), "--tool-calls",
+                 "--reference", str(refs)]) == 2
+    assert "n.jsonl:1: no 'tool_calls' trace" in capsys.readouterr().err
+
+
+def test_tools_eval_writes_traces_that_ragas_scores(tmp_path, capsys, ecb_index, monkeypatch):
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    # the real `tools` adapter over the shared ECB index (one encoder for the whole session)
+    factory = METHODS["tools"]
+    monkeypatch.setattr("chronorag.retrievers.event_index.EventIndex.load", staticmethod(lambda d: ecb_index))
+    q = {"quid": 7, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
+    qs = _jsonl(tmp_path / "q.jsonl", [q])
+    run = tmp_path / "tools.jsonl"
+    assert main(["-q", "eval", "multitq", str(_idx(tmp_path)), str(qs), "--method", "tools", "--out", str(run)]) == 0
+    capsys.readouterr()
+    _, rows = load_run(run)
+    assert rows[0]["hits@1"] == 1.0
+    trace = rows[0]["tool_calls"]
+    expected = TemporalReasoner(TemporalKGTools(ecb_index)).answer(q["question"]).calls
+    assert [c["name"] for c in trace] == [c["name"] for c in expected] == ["Get_time", "Get_tail_entity"]
+    assert trace[1]["args"]["type"] == "before" and factory is METHODS["tools"]
+    # the reasoner's own trace as reference scores 1.0; a reordered reference scores 0.0
+    assert main(["-q", "ragas", str(run), "--tool-calls", "--reference", str(run)]) == 0
+    assert json.loads(capsys.readouterr().out)["tool_call_accuracy"] == 1.0
+    rev = _jsonl(tmp_path / "r.jsonl", [{**q, "reference_tool_calls": trace[::-1]}])
+    assert main(["-q", "ragas", str(run), "--tool-calls", "--reference", str(rev)]) == 0
+    assert json.loads(capsys.readouterr().out)["tool_call_accuracy"] == 0.0

@@ -5,11 +5,12 @@
     chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
     chronorag demo
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
-    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
+    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out run.jsonl] [--judge]
     chronorag star-rag build INDEX_DIR
     chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
-    chronorag ragas PREDICTIONS.jsonl
+    chronorag ragas RUN.jsonl [--tool-calls [--reference REF.jsonl]] [--llm-url URL]
+    chronorag report RUN1.jsonl [RUN2.jsonl ...] --out DIR
     chronorag info INDEX_DIR
 """
 
@@ -239,9 +240,16 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ragas(args: argparse.Namespace) -> int:
-    from chronorag.integrations.ragas_eval import ragas_scores
+    from chronorag.integrations.ragas_eval import ragas_scores, tool_call_scores
 
-    print(json.dumps({"predictions": str(args.predictions), **ragas_scores(args.predictions)}))
+    if args.reference and not args.tool_calls:
+        raise ValueError("--reference is for --tool-calls (the reference tool-call traces)")
+    if args.tool_calls:  # both read and validate every line before any scoring
+        scores = tool_call_scores(args.predictions, reference=args.reference, progress=not args.quiet)
+    else:
+        scores = ragas_scores(args.predictions, llm=args.llm_url, embedding_url=args.embedding_url,
+                              embedding_model=args.embedding_model, progress=not args.quiet)
+    print(json.dumps({"predictions": str(args.predictions), **scores}))
     return 0
 
 
@@ -367,8 +375,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, default=None)
     sp.set_defaults(func=_cmd_sft)
 
-    sp = sub.add_parser("ragas", help="RAGAS scores (LLM-free metrics) of a predictions file from `eval`")
-    sp.add_argument("predictions")
+    sp = sub.add_parser("ragas", help="RAGAS scores of a run file from `eval` (LLM-free and temporal "
+                                      "metrics; LLM metrics with --llm-url; tool-call accuracy with --tool-calls)")
+    sp.add_argument("predictions", help="the run file (JSONL) `chronorag eval --out` wrote")
+    sp.add_argument("--tool-calls", action="store_true",
+                    help="score tool-call traces with RAGAS ToolCallAccuracy in strict order")
+    sp.add_argument("--reference", default=None,
+                    help="with --tool-calls: question file with reference_tool_calls, or a run file whose traces "
+                         "are the reference (default: reference_tool_calls in the predictions)")
+    sp.add_argument("--llm-url", default=None,
+                    help="OpenAI-compatible endpoint for faithfulness, answer correctness and context precision")
+    sp.add_argument("--embedding-url", default=None, help="embeddings endpoint (default: --llm-url)")
+    sp.add_argument("--embedding-model", default=None, help="embeddings model name (default: the LLM model name)")
     sp.set_defaults(func=_cmd_ragas)
 
     sp = sub.add_parser("info", help="print an index directory's metadata")
