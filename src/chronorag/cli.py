@@ -253,6 +253,16 @@ def _cmd_ragas(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from chronorag.evaluation.report import build_report
+
+    t0 = time.perf_counter()
+    page = build_report(args.runs, args.out, title=args.title)
+    print(json.dumps({"report": str(page), "figures": sorted(str(p) for p in page.parent.glob("*.png")),
+                      "runs": len(args.runs), "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from chronorag.graphs.persist import read_json
 
@@ -388,6 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--embedding-url", default=None, help="embeddings endpoint (default: --llm-url)")
     sp.add_argument("--embedding-model", default=None, help="embeddings model name (default: the LLM model name)")
     sp.set_defaults(func=_cmd_ragas)
+
+    sp = sub.add_parser("report", help="side-by-side HTML report (with PNG figures) of run files from `eval`")
+    sp.add_argument("runs", nargs="+", help="run files (JSONL) written by `chronorag eval --out`")
+    sp.add_argument("--out", required=True, help="directory for index.html and the PNGs (created if missing)")
+    sp.add_argument("--title", default=None)
+    sp.set_defaults(func=_cmd_report)
 
     sp = sub.add_parser("info", help="print an index directory's metadata")
     sp.add_argument("index_dir")
