@@ -416,8 +416,8 @@ def test_tool_call_accuracy_strict_order(tmp_path, capsys):
 
 
 def test_tools_eval_writes_traces_that_ragas_scores(tmp_path, capsys, ecb_index, monkeypatch):
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
 
     # the real `tools` adapter over the shared ECB index (one encoder for the whole session)
     factory = METHODS["tools"]

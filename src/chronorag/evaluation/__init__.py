@@ -37,7 +37,6 @@ Methods registered here (others add themselves with :func:`register_method`):
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time

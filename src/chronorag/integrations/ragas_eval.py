@@ -468,7 +468,11 @@ def _default_metrics(rows: Sequence[dict[str, Any]], *, with_llm: bool) -> list[
     if with_llm:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            from ragas.metrics import AnswerCorrectness, Faithfulness, LLMContextPrecisionWithReference
+            from ragas.metrics import (
+                AnswerCorrectness,
+                Faithfulness,
+                LLMContextPrecisionWithReference,
+            )
         metrics += [Faithfulness(), AnswerCorrectness(), LLMContextPrecisionWithReference()]
     return metrics
 
