@@ -48,7 +48,8 @@ from typing import Any
 
 from chronorag.errors import DataFormatError, UnknownNameError
 from chronorag.graphs.persist import iter_jsonl
-from chronorag.metrics import evidence_recall, exact_match, hits_at_k, normalize_answer, token_f1
+from chronorag.metrics import evidence_recall, exact_match, hits_at_k, token_f1
+from chronorag.retrievers.reader import rank_candidates
 
 __all__ = [
     "METHODS",
@@ -120,38 +121,6 @@ def load_questions(path: str | os.PathLike[str], *, limit: int | None = None) ->
         if limit is not None and len(rows) >= limit:
             break
     return rows
-
-
-def rank_candidates(
-    events: Sequence[Any], question: str, *, with_time: bool = True
-) -> list[str]:
-    """Turn retrieved events into ranked answer candidates (a naive, LLM-free reader).
-
-    For each event in rank order it proposes the object, the subject and the date;
-    names already written in the question are skipped (the question's anchors are
-    rarely its answer). Duplicates keep their best rank.
-
-    Parameters
-    ----------
-    events : sequence of Event
-        Retrieved events, best first (objects with ``subject``, ``object``, ``start``).
-    question : str
-        The question text.
-    with_time : bool
-        Also propose each event's date.
-    """
-    qn = f" {normalize_answer(question)} "
-    seen: set[str] = set()
-    out: list[str] = []
-    for ev in events:
-        cands = [ev.object, ev.subject] + ([ev.start] if with_time else [])
-        for c in cands:
-            n = normalize_answer(c)
-            if not n or n in seen or f" {n} " in qn:
-                continue
-            seen.add(n)
-            out.append(c)
-    return out
 
 
 def _qid(q: dict[str, Any], row: int) -> str:
@@ -314,9 +283,13 @@ def run_eval(
             if isinstance(q.get("reference_tool_calls"), list):
                 rec["reference_tool_calls"] = q["reference_tool_calls"]
             if judge is not None and pred is not None:
-                with query_scope(scope):
-                    verdict = judge(q["question"], _gold_text(q["answers"]), pred.answers[0] if pred.answers else "")
-                rec["judge"] = verdict.to_dict() if hasattr(verdict, "to_dict") else {"correct": verdict}
+                try:
+                    with query_scope(scope):
+                        verdict = judge(q["question"], _gold_text(q["answers"]),
+                                        pred.answers[0] if pred.answers else "")
+                    rec["judge"] = verdict.to_dict() if hasattr(verdict, "to_dict") else {"correct": verdict}
+                except Exception as exc:  # noqa: BLE001 - a judge failure is counted, not fatal
+                    rec["judge"] = {"correct": None, "error": f"{type(exc).__name__}: {exc}"[:500]}
             fb: dict[str, int] = {}
             for _, kind, _d in fallbacks.records[n_fb:]:
                 fb[kind] = fb.get(kind, 0) + 1

@@ -4,7 +4,7 @@
 directory in ``CHRONORAG_INDEX_DIR`` (or the one given to :func:`build_graph`).
 ``answer`` asks the configured LLM (``CHRONORAG_BASE_URL``) for ranked answers, or,
 with no endpoint, ranks the retrieved events' entities and dates with
-:func:`chronorag.evaluation.rank_candidates` and says so in ``mode``.
+:func:`chronorag.retrievers.reader.rank_candidates` and says so in ``mode``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from chronorag.errors import LLMError
-from chronorag.evaluation import rank_candidates
+from chronorag.retrievers.reader import rank_candidates
 from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.llm import LLMConfig, chat
 from chronorag.retrievers.dense import DenseEventRetriever
