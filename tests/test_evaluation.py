@@ -352,6 +352,11 @@ def test_temporal_metrics_are_ragas_metrics_and_nodes_become_a_dataset():
     assert recall.single_turn_score(sample) == 1.0 and precision.single_turn_score(sample) == 0.5
     assert recall.single_turn_score(SingleTurnSample(retrieved_contexts=[nodes[0].node.get_content()],
                                                      reference_contexts=[gold])) == 0.0
+    from chronorag.integrations.ragas_eval import temporal_collection_metrics
+
+    rec2, prec2 = temporal_collection_metrics()  # RAGAS's collections API
+    assert rec2.score(retrieved_contexts=sample.retrieved_contexts, reference_contexts=[gold]).value == 1.0
+    assert prec2.score(retrieved_contexts=sample.retrieved_contexts, reference_contexts=[gold]).value == 0.5
     with pytest.raises(ValueError, match="2 items for 1 questions"):
         nodes_to_ragas_dataset(["q"], [nodes, nodes])
     with pytest.raises(TypeError, match="not a NodeWithScore"):

@@ -171,9 +171,11 @@ def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[s
     fig, ax = plt.subplots(figsize=(7.0, 3.6))
     for i, run in enumerate(runs):
         toks = sorted(int(r.get("context_tokens", 0)) for r in run.rows)
-        ax.plot(np.arange(1, len(toks) + 1) / len(toks), toks, label=f"{run.name} (median {statistics.median(toks):.0f})",
+        ax.plot(np.arange(len(toks) + 1) / len(toks), toks + toks[-1:],
+                label=f"{run.name} (median {statistics.median(toks):.0f})",
                 color=_COLORS[i % len(_COLORS)], drawstyle="steps-post")
-    ax.set_xlabel("share of questions")
+    ax.set_xlabel("share of questions (sorted by context tokens)")
+    ax.set_xlim(0, 1)
     ax.set_ylabel("context tokens per question")
     ax.set_title("Context tokens per question (sorted)")
     ax.legend(fontsize=8)

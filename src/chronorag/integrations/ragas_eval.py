@@ -53,6 +53,7 @@ __all__ = [
     "ragas_llm_and_embeddings",
     "ragas_scores",
     "temporal_anchors",
+    "temporal_collection_metrics",
     "temporal_context_scores",
     "to_ragas_dataset",
     "tool_call_scores",
@@ -378,6 +379,27 @@ if _RAGAS:
 
         async def _ascore(self, row: dict[str, Any], callbacks: Any) -> float:
             return await self._single_turn_ascore(SingleTurnSample(**row), callbacks)
+    def temporal_collection_metrics(*, min_overlap: float = 0.5) -> tuple[Any, Any]:
+        """The temporal recall and precision in RAGAS's newer collections API.
+
+        ``ragas.metrics.collections.BaseMetric`` subclasses (``metric.score(retrieved_contexts=...,
+        reference_contexts=...)``, ``await metric.ascore(...)``, ``abatch_score``) for code
+        that has moved off the deprecated ``evaluate()``.
+        """
+        from ragas.metrics.collections.base import BaseMetric
+        from ragas.metrics.result import MetricResult
+
+        class _Temporal(BaseMetric):
+            def __init__(self, name: str, which: int) -> None:
+                self.which = which
+                super().__init__(name=name)
+
+            async def ascore(self, retrieved_contexts: list[str], reference_contexts: list[str]) -> Any:
+                value = temporal_context_scores(retrieved_contexts, reference_contexts,
+                                                min_overlap=min_overlap)[self.which]
+                return MetricResult(value=float(value))
+
+        return _Temporal("temporal_context_recall", 0), _Temporal("temporal_context_precision", 1)
 else:  # pragma: no cover
     def TemporalContextRecall(*a: Any, **k: Any) -> Any:  # noqa: N802
         raise missing_extra("ragas", "eval")
