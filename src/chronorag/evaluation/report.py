@@ -122,7 +122,7 @@ def _metric_table(run: Run) -> dict[str, dict[str, Any]]:
 
 def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=110)  # layout already tight (tight_layout)
     return buf.getvalue()
 
 
