@@ -141,6 +141,11 @@ def test_out_equal_to_an_input_is_refused(tmp_path, capsys, fake_method):
     assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out",
                  str(tmp_path / "nope" / "p.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    if os.geteuid() != 0:  # root may write anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        assert main(["-q", "eval", "jsonl", str(idx), str(qs), "--method", "fake", "--out", str(ro / "p.jsonl")]) == 2
+        assert "permission denied" in capsys.readouterr().err
 
 
 def test_default_output_is_unique_and_never_follows_a_symlink(tmp_path, capsys, fake_method, monkeypatch):

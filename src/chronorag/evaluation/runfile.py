@@ -85,6 +85,8 @@ def check_output_path(out: str | os.PathLike[str], *, inputs: Iterable[str | os.
         raise ValueError(f"--out {p} is a directory; give a file path such as {p / 'run.jsonl'}")
     if not p.parent.is_dir():
         raise FileNotFoundError(f"the directory of --out {p} does not exist; create {p.parent} first")
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write to the directory of --out {p} (permission denied); choose another path")
     for src in inputs:
         s = Path(src)
         if _same_file(p, s):
