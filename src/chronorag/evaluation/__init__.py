@@ -341,8 +341,10 @@ def _aggregate(records: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, An
     out: dict[str, Any] = {"n": n, "errors": sum(1 for r in records if r.get("error"))}
     for k in ks:
         out[f"hits@{k}"] = _mean(records, f"hits@{k}")
-    if all("evidence_recall@5" in r for r in records):
-        out["evidence_recall@5"] = _mean(records, "evidence_recall@5")
+    with_ev = [r for r in records if "evidence_recall@5" in r]
+    if with_ev:  # over the questions that have gold evidence (n_evidence of them)
+        out["evidence_recall@5"] = _mean(with_ev, "evidence_recall@5")
+        out["n_evidence"] = len(with_ev)
     out["em"] = _mean(records, "em")
     out["f1"] = _mean(records, "f1")
     out["latency_ms_p50"] = round(statistics.median(lat), 3)

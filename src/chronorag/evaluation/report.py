@@ -87,10 +87,14 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
 
 
 def _hit(r: dict[str, Any] | None) -> bool | None:
+    """Hit or miss of one record: the judge's verdict when judged, else hits@1."""
     if r is None:
         return None
     if r.get("error"):
         return False
+    j = r.get("judge")
+    if isinstance(j, dict) and j.get("correct") is not None:
+        return bool(j["correct"])
     return bool(r.get("hits@1", 0.0))
 
 
@@ -109,8 +113,9 @@ def _metric_table(run: Run) -> dict[str, dict[str, Any]]:
         m: dict[str, Any] = {"n": len(rs), "errors": sum(1 for r in rs if r.get("error")),
                              "hits@1": _mean([float(r.get("hits@1", 0.0)) for r in rs]),
                              "f1": _mean([float(r.get("f1", 0.0)) for r in rs])}
-        if all("evidence_recall@5" in r for r in rs):
-            m["evidence_recall@5"] = _mean([r["evidence_recall@5"] for r in rs])
+        ev = [r["evidence_recall@5"] for r in rs if "evidence_recall@5" in r]
+        if ev:
+            m["evidence_recall@5"] = _mean(ev)
         judged = [r["judge"].get("correct") for r in rs if isinstance(r.get("judge"), dict)]
         if judged:
             ok = [j for j in judged if j is not None]
@@ -134,7 +139,7 @@ def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[s
     import numpy as np
 
     figs: dict[str, bytes] = {}
-    metrics = ["hits@1"] + [m for m in ("evidence_recall@5", "judge_acc")
+    metrics = ["hits@1", "f1"] + [m for m in ("evidence_recall@5", "judge_acc")
                             if any(m in t["overall"] for t in tables)]
     groups = ["overall"] + sorted({g for t in tables for g in t if g != "overall"})
     fig, axes = plt.subplots(len(metrics), 1, figsize=(max(6.0, 1.1 * len(groups) * max(1, len(runs)) / 2 + 3),
@@ -220,6 +225,7 @@ def _cell(r: dict[str, Any] | None, max_evidence: int) -> str:
     pred = r.get("predicted") or []
     ans = html.escape(pred[0]) if pred else '<span class="small">(no answer)</span>'
     mark = '<span class="hit">hit</span>' if _hit(r) else '<span class="miss">miss</span>'
+    mark += f' <span class="small">F1 {float(r.get("f1", 0.0)):.2f}</span>'
     judge = ""
     if isinstance(r.get("judge"), dict):
         c = r["judge"].get("correct")
@@ -308,14 +314,16 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
 
     # metrics by type
     groups = ["overall"] + sorted({g for t in tables for g in t if g != "overall"})
-    parts.append("<h2>Metrics by question type (hits@1)</h2><table><tr><th>type</th><th>n</th>"
+    parts.append("<h2>Metrics by question type (hits@1; F1 in parentheses)</h2><table><tr><th>type</th><th>n</th>"
                  + "".join(f"<th>{html.escape(r.name)}</th>" for r in runs) + "</tr>")
     for g in groups:
         n = next((t[g]["n"] for t in tables if g in t), 0)
         vals = [t.get(g, {}).get("hits@1") for t in tables]
+        f1s = [t.get(g, {}).get("f1") for t in tables]
         best = max((v for v in vals if v is not None), default=None)
         cells = "".join(f"<td class=num>{'<b>' if v == best and len(runs) > 1 else ''}{_fmt(v)}"
-                        f"{'</b>' if v == best and len(runs) > 1 else ''}</td>" for v in vals)
+                        f"{'</b>' if v == best and len(runs) > 1 else ''} ({_fmt(f)})</td>"
+                        for v, f in zip(vals, f1s))
         parts.append(f"<tr><td>{html.escape(g)}</td><td class=num>{n}</td>{cells}</tr>")
     parts.append("</table>")
     for name, alt in (("metrics_by_qtype.png", "metrics by question type"), ("latency.png", "latency"),
@@ -327,7 +335,7 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
     disagree: set[str] = set()
     if len(runs) > 1:
         parts.append("<h2>Where the runs disagree</h2><p class=small>Cell (row A, column B): questions A answers "
-                     "right (hits@1) and B gets wrong.</p><table><tr><th>A \\ B</th>"
+                     "right and B gets wrong (by the judge's verdict where judged, else hits@1).</p><table><tr><th>A \\ B</th>"
                      + "".join(f"<th>{html.escape(r.name)}</th>" for r in runs) + "</tr>")
         for k in keys:
             hits = [_hit(m.get(k)) for m in maps]
