@@ -472,7 +472,8 @@ def ragas_llm_and_embeddings(llm: Any, *, embedding_url: str | None = None,
         raise missing_extra("ragas", "eval") from exc
 
 
-def _default_metrics(rows: Sequence[dict[str, Any]], *, with_llm: bool) -> list[Any]:
+def _default_metrics(*, with_evidence: bool, with_llm: bool) -> tuple[list[Any], list[Any]]:
+    """``(metrics for every row, metrics for rows with gold evidence)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from ragas.metrics import (
@@ -481,22 +482,21 @@ def _default_metrics(rows: Sequence[dict[str, Any]], *, with_llm: bool) -> list[
             NonLLMStringSimilarity,
         )
     try:
-        metrics: list[Any] = [NonLLMStringSimilarity()]
+        every: list[Any] = [NonLLMStringSimilarity()]
     except ImportError as exc:  # rapidfuzz backs the string metrics
         raise missing_extra("rapidfuzz", "eval") from exc
-    if all(r.get("gold_evidence") for r in rows):
-        metrics += [NonLLMContextRecall(), NonLLMContextPrecisionWithReference(),
-                    TemporalContextRecall(), TemporalContextPrecision()]
+    ctx: list[Any] = []
+    if with_evidence:
+        ctx = [NonLLMContextRecall(), NonLLMContextPrecisionWithReference(),
+               TemporalContextRecall(), TemporalContextPrecision()]
     if with_llm:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            from ragas.metrics import (
-                AnswerCorrectness,
-                Faithfulness,
-                LLMContextPrecisionWithReference,
-            )
-        metrics += [Faithfulness(), AnswerCorrectness(), LLMContextPrecisionWithReference()]
-    return metrics
+            from ragas.metrics import AnswerCorrectness, Faithfulness, LLMContextPrecisionWithReference
+        every += [Faithfulness(), AnswerCorrectness()]
+        if with_evidence:
+            ctx.append(LLMContextPrecisionWithReference())
+    return every, ctx
 
 
 def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
@@ -510,10 +510,11 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
         Prediction records, or the run file ``chronorag eval`` wrote (validated; error
         rows skipped).
     metrics : sequence of RAGAS metrics, optional
-        Default: ``NonLLMStringSimilarity``; with gold evidence also ``NonLLMContextRecall``,
-        ``NonLLMContextPrecisionWithReference`` and the temporal context recall/precision;
-        with ``llm`` also ``Faithfulness``, ``AnswerCorrectness`` and
-        ``LLMContextPrecisionWithReference``.
+        Default: ``NonLLMStringSimilarity`` (and with ``llm`` ``Faithfulness`` and
+        ``AnswerCorrectness``) over every record; over the records that have gold evidence
+        (``n_with_gold_evidence`` of them) ``NonLLMContextRecall``,
+        ``NonLLMContextPrecisionWithReference``, the temporal context recall/precision and,
+        with ``llm``, ``LLMContextPrecisionWithReference``. Given metrics run over every record.
     llm : LLM object or URL, optional
         For the LLM metrics (see :func:`ragas_llm_and_embeddings`).
     progress : bool
@@ -542,20 +543,28 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
     if llm is not None:
         ragas_llm, ragas_emb = ragas_llm_and_embeddings(llm, embedding_url=embedding_url,
                                                         embedding_model=embedding_model)
+    with_ev = [r for r in rows if r.get("gold_evidence")]
     if metrics is None:
-        metrics = _default_metrics(rows, with_llm=llm is not None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = evaluate(to_ragas_dataset(rows), metrics=list(metrics), llm=ragas_llm, embeddings=ragas_emb,
-                          show_progress=progress, raise_exceptions=False)
-    df = result.to_pandas()
+        plan = list(zip(_default_metrics(with_evidence=bool(with_ev), with_llm=llm is not None), (rows, with_ev)))
+    else:
+        plan = [(list(metrics), rows)]
     out: dict[str, Any] = {"n": len(rows)}
-    for m in metrics:
-        col = df[m.name]
-        failed = int(col.isna().sum())
-        out[m.name] = round(float(col.mean()), 4) if failed < len(col) else None
-        if failed:
-            out[f"{m.name}_failed"] = failed
+    if metrics is None and with_ev:
+        out["n_with_gold_evidence"] = len(with_ev)
+    for ms, subset in plan:
+        if not ms or not subset:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = evaluate(to_ragas_dataset(subset), metrics=ms, llm=ragas_llm, embeddings=ragas_emb,
+                              show_progress=progress, raise_exceptions=False)
+        df = result.to_pandas()
+        for m in ms:
+            col = df[m.name]
+            failed = int(col.isna().sum())
+            out[m.name] = round(float(col.mean()), 4) if failed < len(col) else None
+            if failed:
+                out[f"{m.name}_failed"] = failed
     return out
 
 
