@@ -449,3 +449,19 @@ def test_tools_eval_writes_traces_that_ragas_scores(tmp_path, capsys, ecb_index,
     rev = _jsonl(tmp_path / "r.jsonl", [{**q, "reference_tool_calls": trace[::-1]}])
     assert main(["-q", "ragas", str(run), "--tool-calls", "--reference", str(rev)]) == 0
     assert json.loads(capsys.readouterr().out)["tool_call_accuracy"] == 0.0
+
+
+def test_tools_agent_run_file_has_trace_and_tokens(tmp_path, ecb_index):
+    from chronorag.evaluation import make_method
+
+    args = {"head": "ECB", "rel": "criticize", "begin_time": "-inf", "end_time": "2011-02-14", "type": "before"}
+    script = [{"tool_calls": [{"name": "Get_tail_entity", "arguments": args}]}, "Romania",
+              "not a tool call and not an answer either"]
+    q = {"quid": 1, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
+    with ScriptedOpenAIServer(script) as srv:
+        method = make_method("tools", ecb_index.path, llm_url=srv.base_url)
+        m = run_eval(method, [q], out_path=tmp_path / "agent.jsonl", progress=False)
+    _, rows = load_run(tmp_path / "agent.jsonl")
+    assert m["hits@1"] == 1.0 and rows[0]["predicted"] == ["Romania"]
+    assert rows[0]["tool_calls"] == [{"name": "Get_tail_entity", "args": args}]
+    assert rows[0]["tokens"]["calls"] == 2 and rows[0]["tokens"]["prompt_tokens"] > 0
