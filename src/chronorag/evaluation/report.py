@@ -132,8 +132,12 @@ def _png(fig: Any) -> bytes:
 
 
 def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[str, bytes]:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as exc:
+        from chronorag.errors import missing_extra
 
+        raise missing_extra("matplotlib", "eval") from exc
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     import numpy as np
