@@ -132,22 +132,20 @@ def _png(fig: Any) -> bytes:
 
 
 def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[str, bytes]:
-    try:
-        import matplotlib
+    try:  # the object-oriented API: no pyplot, no global backend switch (safe in notebooks and threads)
+        from matplotlib.figure import Figure
     except ImportError as exc:
         from chronorag.errors import missing_extra
 
         raise missing_extra("matplotlib", "eval") from exc
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
     import numpy as np
 
     figs: dict[str, bytes] = {}
     metrics = ["hits@1", "f1"] + [m for m in ("evidence_recall@5", "judge_acc")
                             if any(m in t["overall"] for t in tables)]
     groups = ["overall"] + sorted({g for t in tables for g in t if g != "overall"})
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(6.0, 1.1 * len(groups) * max(1, len(runs)) / 2 + 3),
-                                                       3.2 * len(metrics)), squeeze=False)
+    fig = Figure(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(runs)) / 2 + 3), 3.2 * len(metrics)))
+    axes = fig.subplots(len(metrics), 1, squeeze=False)
     width = 0.8 / len(runs)
     x = np.arange(len(groups))
     for ax, metric in zip(axes[:, 0], metrics):
@@ -163,9 +161,9 @@ def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[s
     axes[0, 0].set_title("Metrics by question type")
     fig.tight_layout()
     figs["metrics_by_qtype.png"] = _png(fig)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(runs) + 2), 3.6))
+    fig = Figure(figsize=(max(5.0, 1.4 * len(runs) + 2), 3.6))
+    ax = fig.subplots()
     lat = [[max(float(r.get("latency_ms", 0.0)), 1e-3) for r in run.rows] for run in runs]
     ax.boxplot(lat, showfliers=True, flierprops={"markersize": 2})
     ax.set_xticks(range(1, len(runs) + 1), [run.name for run in runs], fontsize=8)
@@ -175,9 +173,9 @@ def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[s
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     figs["latency.png"] = _png(fig)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    fig = Figure(figsize=(7.0, 3.6))
+    ax = fig.subplots()
     for i, run in enumerate(runs):
         toks = sorted(int(r.get("context_tokens", 0)) for r in run.rows)
         ax.plot(np.arange(len(toks) + 1) / len(toks), toks + toks[-1:],
@@ -191,7 +189,6 @@ def _figures(runs: list[Run], tables: list[dict[str, dict[str, Any]]]) -> dict[s
     ax.grid(alpha=0.3)
     fig.tight_layout()
     figs["context_tokens.png"] = _png(fig)
-    plt.close(fig)
     return figs
 
 
