@@ -199,7 +199,7 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;paddin
 th{background:#f4f4f4;position:sticky;top:0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .hit{color:#1a7f37;font-weight:600}.miss{color:#c62828;font-weight:600}.err{color:#8a4b00}
 tr.disagree td:first-child{border-left:4px solid #f0a500}mark{background:#fff1a8;padding:0 1px}
-details summary{cursor:pointer;color:#555}ul.ev{margin:2px 0;padding-left:16px}img{max-width:100%}
+details summary{cursor:pointer;color:#555}ul.ev{margin:2px 0;padding-left:16px}ul.ev li{white-space:pre-wrap}img{max-width:100%}
 .small{color:#666;font-size:12px}
 """
 
