@@ -1,8 +1,4 @@
-"""A naive, LLM-free reader: retrieved events to ranked answer candidates.
-
-Shared by the dense baseline (evaluation and the ``dense_qa`` workflow) and STAR-RAG's
-no-LLM mode; it lives here so that workflows need not import the evaluation package.
-"""
+"""A naive, LLM-free reader: retrieved events -> ranked answer candidates."""
 
 from __future__ import annotations
 
@@ -32,6 +28,8 @@ def rank_candidates(
     with_time : bool
         Also propose each event's date.
     """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a str, got {type(question).__name__}")
     qn = f" {normalize_answer(question)} "
     seen: set[str] = set()
     out: list[str] = []
