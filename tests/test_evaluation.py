@@ -121,6 +121,10 @@ def test_interrupted_cli_run_exits_130_and_keeps_previous_file(tmp_path, capsys,
     err = capsys.readouterr().err
     assert "was not changed" in err and ".partial" in err
     assert out.read_text() == "old\n"
+    monkeypatch.setitem(METHODS, "dies", lambda index_dir, **kw: _method)  # the next run says so
+    assert main(["-q", "eval", "jsonl", str(_idx(tmp_path)), str(qs), "--method", "dies", "--out", str(out)]) == 0
+    assert "1 partial file(s) from interrupted or concurrent runs" in capsys.readouterr().err
+    assert len(load_run(out)[1]) == 3
 
 
 def test_out_equal_to_an_input_is_refused(tmp_path, capsys, fake_method):
@@ -299,7 +303,7 @@ def test_ragas_rejects_bad_field_types_with_line_numbers(tmp_path, capsys, bad, 
     assert "p.jsonl:2" in capsys.readouterr().err
 
 
-def test_ragas_missing_field_and_skipped_rows(tmp_path):
+def test_ragas_missing_field_and_skipped_rows(tmp_path, capsys):
     from chronorag.errors import DataFormatError
     from chronorag.integrations.ragas_eval import load_predictions
 
@@ -311,6 +315,8 @@ def test_ragas_missing_field_and_skipped_rows(tmp_path):
     assert [r["quid"] for r in rows] == [1]
     with pytest.raises(DataFormatError, match="no scorable predictions"):
         load_predictions(_jsonl(tmp_path / "p.jsonl", [error_row]))
+    assert main(["-q", "ragas", str(_jsonl(tmp_path / "p.jsonl", [GOOD, error_row]))]) == 0
+    assert json.loads(capsys.readouterr().out)["skipped_error_rows"] == 1
 
 
 def test_temporal_context_metric_does_not_credit_the_wrong_date_or_entity():

@@ -155,6 +155,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         judge = MajorityJudge(LLMConfig(base_url=args.llm_url), votes=args.judge_votes)
     out = Path(args.out) if args.out else default_run_path(args.dataset, args.method)
+    stale = sorted(out.parent.glob(f".{out.name}.*.partial"))
+    if stale:  # left by interrupted (or still running) runs; never deleted for the user
+        print(f"chronorag eval: note: {len(stale)} partial file(s) from interrupted or concurrent runs next to "
+              f"{out}: {', '.join(p.name for p in stale[:3])}", file=sys.stderr)
     config = {"dataset": args.dataset, "method": args.method, "index_dir": str(Path(args.index_dir).resolve()),
               "questions": str(Path(args.questions).resolve()), "questions_sha256": _sha256(args.questions),
               "limit": args.limit, "llm_url": args.llm_url, "command": "chronorag " + " ".join(getattr(args, "argv", None) or [])}
@@ -248,16 +252,22 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ragas(args: argparse.Namespace) -> int:
-    from chronorag.integrations.ragas_eval import ragas_scores, tool_call_scores
+    from chronorag.errors import DataFormatError
+    from chronorag.integrations.ragas_eval import load_predictions, ragas_scores, tool_call_scores
 
     if args.reference and not args.tool_calls:
         raise ValueError("--reference is for --tool-calls (the reference tool-call traces)")
-    if args.tool_calls:  # both read and validate every line before any scoring
-        scores = tool_call_scores(args.predictions, reference=args.reference, progress=not args.quiet)
+    rows = load_predictions(args.predictions, include_errors=True)  # every line validated first
+    scorable = [r for r in rows if not r.get("error")]
+    if not scorable:
+        raise DataFormatError(f"{args.predictions}: every question is an error row; nothing to score")
+    if args.tool_calls:
+        scores = tool_call_scores(scorable, reference=args.reference, progress=not args.quiet)
     else:
-        scores = ragas_scores(args.predictions, llm=args.llm_url, embedding_url=args.embedding_url,
+        scores = ragas_scores(scorable, llm=args.llm_url, embedding_url=args.embedding_url,
                               embedding_model=args.embedding_model, progress=not args.quiet)
-    print(json.dumps({"predictions": str(args.predictions), **scores}))
+    print(json.dumps({"predictions": str(args.predictions), "skipped_error_rows": len(rows) - len(scorable),
+                      **scores}))
     return 0
 
 

@@ -146,7 +146,7 @@ def load_predictions(path: str | os.PathLike[str], *, include_errors: bool = Fal
         validate_record(r, f"{p}:{lineno}")
         if r.get("error") and not include_errors:
             continue
-        rows.append({**r, "_line": lineno})
+        rows.append({**r, "_line": lineno, "_where": f"{p}:{lineno}"})
     if not rows:
         raise DataFormatError(f"{p} holds no scorable predictions (every line is a summary or an error row)")
     return rows
@@ -647,7 +647,7 @@ def tool_call_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str],
 
         it = tqdm(rows, desc="tool-call accuracy", unit="q")
     for i, r in enumerate(it):
-        where = f"{src}:{r['_line']}" if "_line" in r else f"record #{i}"
+        where = r.get("_where") or (f"{src}:{r['_line']}" if "_line" in r else f"record #{i}")
         if "tool_calls" not in r:
             raise DataFormatError(f"{where}: no 'tool_calls' trace; run `chronorag eval --method tools` "
                                   f"(or a method that records its tool calls)")
