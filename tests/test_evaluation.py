@@ -471,3 +471,37 @@ def test_tools_agent_run_file_has_trace_and_tokens(tmp_path, ecb_index):
     assert m["hits@1"] == 1.0 and rows[0]["predicted"] == ["Romania"]
     assert rows[0]["tool_calls"] == [{"name": "Get_tail_entity", "args": args}]
     assert rows[0]["tokens"]["calls"] == 2 and rows[0]["tokens"]["prompt_tokens"] > 0
+
+
+def test_kill_9_mid_run_keeps_previous_output_and_finished_rows(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run.jsonl"
+    out.write_text("previous results\n")
+    script = f"""
+import time
+from chronorag.evaluation import Prediction, run_eval
+def m(q):
+    if q["quid"] >= 3:
+        time.sleep(60)
+    return Prediction(answers=["x"], evidence=[])
+qs = [{{"quid": i, "question": f"q{{i}}?", "answers": ["x"]}} for i in range(1, 6)]
+run_eval(m, qs, out_path={str(out)!r}, progress=False)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ})
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+            if partial and len(partial[0].read_text().splitlines()) == 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert out.read_text() == "previous results\n"
+    partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert [json.loads(line)["quid"] for line in partial[0].read_text().splitlines()] == [1, 2]
