@@ -165,7 +165,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     try:
         metrics = run_eval(method, questions, out_path=out, progress=not args.quiet, judge=judge,
                            config=config, inputs=inputs)
-    except KeyboardInterrupt as exc:
+    except BaseException as exc:
+        if not args.out and out.exists() and out.stat().st_size == 0:
+            out.unlink()  # the empty placeholder of the default path
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
         for note in getattr(exc, "__notes__", []):
             print(note, file=sys.stderr)
         print(f"chronorag eval: interrupted; {out} was not changed", file=sys.stderr)
