@@ -19,6 +19,15 @@ hidden ``.NAME.*.partial`` file next to it); a question that raises becomes an e
 to an input is refused; two concurrent runs each write their own partial file, and the
 output holds the complete file of whichever finished last, never a mix.
 
+Writing an adapter: ``def _mymethod_factory(index_dir, *, llm_url=None, **_) -> Method`` loads
+what it needs once and returns ``method(question_dict) -> Prediction``; register it with
+``register_method("mymethod", _mymethod_factory)``. Put the evidence texts the answer was read
+from in ``Prediction.evidence`` (context tokens are counted from them), the tool calls in
+order in ``Prediction.trace`` (``[{"name", "args"}]``; ``ragas --tool-calls`` scores them), and
+either ``info["tokens"]`` or a ``method.ledger`` attribute (the LLMConfig's
+:class:`~chronorag.integrations.llm.TokenLedger`) for LLM tokens. Raise on failure: the runner
+records the error row; record substitutes with ``record_fallback`` (counted per question).
+
 Methods registered here (others add themselves with :func:`register_method`):
 
 ``dense``
