@@ -42,6 +42,9 @@ Methods registered here (others add themselves with :func:`register_method`):
 ``star-rag`` (and the ablations ``star-rag-uniform``, ``star-rag-norule``)
     STAR-RAG retrieval; answers by the LLM, or by the temporal reasoner reading only
     the retrieved events (no LLM).
+``kg-irag``
+    KG-iRAG over a record source (``index_dir`` = ``nyc-weather``, ``nyc-flights``,
+    ``seattle-weather``); its Sec. 5.1 metrics come from ``chronorag eval kg-irag``.
 """
 
 from __future__ import annotations
@@ -551,19 +554,24 @@ register_method("vanilla", _vanilla_factory)
 
 def _kg_irag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
                      method: str = "kg-irag", **_: Any) -> Method:
-    """KG-iRAG: ``index_dir`` names a record source (``nyc-weather``...) or a spec JSON."""
+    """KG-iRAG: ``index_dir`` names a record source (``nyc-weather``...); its own metrics: ``chronorag eval kg-irag``."""
     from chronorag.integrations.llm import LLMConfig
     from chronorag.workflows.kg_irag.graph import build_graph, load_kg
 
     kg = load_kg(str(index_dir))
-    g = build_graph(kg=kg, llm=LLMConfig(base_url=llm_url) if llm_url else None, method=method,
-                    source=kg.spec.source, use_llm=bool(llm_url))
+    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    g = build_graph(kg=kg, llm=cfg, method=method, source=kg.spec.source, use_llm=bool(llm_url))
 
     def run(q: dict[str, Any]) -> Prediction:
         out = g.invoke({"question": q["question"]})
+        steps = [{"name": "psi", "args": {"window": t["window_iso"], "radius_km": t["radius_km"]}}
+                 for t in out.get("trace") or []]
         return Prediction(answers=[out.get("answer") or "no answer"], evidence=list(out.get("evidence") or []),
-                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale")})
+                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale")},
+                          trace=steps)
 
+    if cfg is not None:
+        run.ledger = cfg.ledger  # type: ignore[attr-defined]
     return run
 
 
