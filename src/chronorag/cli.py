@@ -10,6 +10,8 @@
     chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag ragas PREDICTIONS.jsonl
+    chronorag topg index CORPUS --out INDEX_DIR [--llm-url URL] [--encoder minilm|static] [--add]
+    chronorag eval 2wiki INDEX_DIR QUESTIONS.jsonl --method topg-local [--max-iter N] [--lam X]
     chronorag info INDEX_DIR
 """
 
@@ -129,6 +131,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
 
+    if args.dataset in ("2wiki", "graphrag-bench"):
+        from chronorag.evaluation.passages import run_passage_eval
+
+        opts = {k: v for k, v in (("max_iter", args.max_iter), ("lam", args.lam)) if v is not None}
+        metrics = run_passage_eval(args.dataset, args.index_dir, args.questions, method=args.method,
+                                   llm_url=args.llm_url, limit=args.limit, out_path=args.out,
+                                   token_budget=args.token_budget, progress=not args.quiet, **opts)
+        print(json.dumps(metrics, ensure_ascii=False))
+        return 0
     questions = load_questions(args.questions, limit=args.limit)
     method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
     out = args.out or Path(tempfile.gettempdir()) / f"chronorag-{args.dataset}-{args.method}.jsonl"
@@ -200,6 +211,24 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
         idx = build_tgrag_index(docs, args.out, extractor=extractor, encoder=args.encoder, cache=args.cache,
                                 chunk_tokens=args.chunk_tokens, progress=not args.quiet)
     print(json.dumps({**{k: v for k, v in idx.meta.items() if k != "format"}, "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _cmd_topg_index(args: argparse.Namespace) -> int:
+    from chronorag.workflows.topg.index import add_documents, build_topg_index, read_corpus
+
+    passages = read_corpus(args.corpus)
+    llm = None
+    if args.llm_url:
+        from chronorag.integrations.llm import LLMConfig
+
+        llm = LLMConfig(base_url=args.llm_url)
+    if args.add:
+        _, summary = add_documents(args.out, passages, llm=llm, cache=args.cache, progress=not args.quiet)
+    else:
+        _, summary = build_topg_index(passages, args.out, encoder=args.encoder, llm=llm, cache=args.cache,
+                                      communities=not args.no_communities, progress=not args.quiet)
+    print(json.dumps(summary, ensure_ascii=False))
     return 0
 
 
@@ -288,13 +317,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_ask)
 
     sp = sub.add_parser("eval", help="evaluate a method on a question file")
-    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl"])
+    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl", "2wiki", "graphrag-bench"])
     sp.add_argument("index_dir")
     sp.add_argument("questions")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--limit", type=int, default=None)
     sp.add_argument("--out", default=None, help="predictions JSONL")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--max-iter", type=int, default=None, help="ToPG: Suggestion-Selection iterations")
+    sp.add_argument("--lam", type=float, default=None, help="ToPG: structural weight lambda")
+    sp.add_argument("--token-budget", type=int, default=None,
+                    help="graphrag-bench: context tokens per question (default 1000)")
     sp.set_defaults(func=_cmd_eval)
 
     sp = sub.add_parser("star-rag", help="STAR-RAG jobs")
@@ -317,6 +350,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
     add_encoder_opts(b)
     b.set_defaults(func=_cmd_tgrag_index)
+
+    sp = sub.add_parser("topg", help="ToPG jobs")
+    tsub = sp.add_subparsers(dest="topg_command", required=True)
+    b = tsub.add_parser("index", help="build a ToPG proposition graph from a corpus")
+    b.add_argument("corpus", help="JSON list of {title, text} or {context} records, or a folder of .txt/.md files")
+    b.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    b.add_argument("--add", action="store_true", help="add the passages to an existing index")
+    b.add_argument("--no-communities", action="store_true", help="skip the Leiden communities (Global mode)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_topg_index)
 
     sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
     sp.add_argument("source", choices=["cronquestions", "reasoner"],

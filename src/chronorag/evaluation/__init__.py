@@ -23,6 +23,7 @@ Methods registered here (others add themselves with :func:`register_method`):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -388,3 +389,14 @@ def _vanilla_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
 
 register_method("t-grag", _tgrag_factory)
 register_method("vanilla", _vanilla_factory)
+
+
+def _topg_factory(index_dir: str | os.PathLike[str], *, method: str, **kw: Any) -> Method:
+    """ToPG (Naive/Local/Global) or the dense-passage baseline over a ToPG index (evaluation/passages.py)."""
+    from chronorag.evaluation.passages import topg_method
+
+    return topg_method(index_dir, method=method, **kw)
+
+
+for _name in ("topg-naive", "topg-local", "topg-global", "dense-passages"):
+    register_method(_name, functools.partial(_topg_factory, method=_name))
