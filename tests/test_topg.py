@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from chronorag.graphs.proposition_graph import (
     PropositionGraph,
@@ -375,3 +374,20 @@ def test_cli_index_ask_and_eval_2wiki(tmp_path, capsys):
         assert set(m["by_type"]) == {"comparison", "compositional"}
         assert 0 <= m["passage_recall@5"] <= 100
     assert m["passage_recall@5"] == 100.0      # topg-local finds both hops on the toy corpus
+
+
+def test_export_to_property_graph_store(topg_dir):
+    from llama_index.core.graph_stores import SimplePropertyGraphStore
+
+    from chronorag.integrations.topg_property_graph import export_topg_to_property_graph
+
+    g = PropositionGraph.load(topg_dir)
+    store = SimplePropertyGraphStore()
+    counts = export_topg_to_property_graph(g, store)
+    assert counts["relations"] == g.n_edges
+    assert counts["nodes"] == len(g.passages) + g.n_props + len(g.entities)
+    trips = store.get_triplets(entity_names=["Anna Kovac"])
+    labels = {r.label for _, r, _ in trips}
+    assert labels == {"MENTIONS"} and len(trips) == int(g.pe[:, g.entity_index("Anna Kovac")].nnz)
+    passages = store.get(ids=["passage-1"])
+    assert passages and "Zagreb" in passages[0].text

@@ -145,7 +145,10 @@ def _communities(graph: PropositionGraph, progress: bool) -> float:
 
 
 def _extractor(extractor: Any, llm: Any) -> Any:
-    from chronorag.integrations.topg_extract import LLMPropositionExtractor, SpacyPropositionExtractor
+    from chronorag.integrations.topg_extract import (
+        LLMPropositionExtractor,
+        SpacyPropositionExtractor,
+    )
 
     if extractor is not None:
         return extractor
