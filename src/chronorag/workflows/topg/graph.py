@@ -107,7 +107,7 @@ def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None
         st = base
         if c is not None:
             st = replace(base, k=int(c.k), lam=float(c.lam), max_iter=int(c.max_iter),
-                         select_threshold=float(c.select_threshold))
+                         select_threshold=float(c.select_threshold) if c.select_threshold >= 0 else None)
         if c is not None and c.llm_url:
             chat: ChatLLM | None = _llm_for_url(c.llm_url)
         elif fixed_llm is not None:
@@ -143,11 +143,12 @@ def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None
         info = {**state["info"], "mode": m, "settings": {"k": st.k, "lam": st.lam, "max_iter": st.max_iter}}
         if m != "local":
             return {"collected": ids.tolist(), "scores": scores, "info": info}
+        cand = S.seed_candidates(idx, chat, q, qv, st)
         with scope(state):
-            kept = S.select(idx, chat, q, qv, ids.tolist(), st)
+            kept = S.select(idx, chat, q, qv, cand, st)
         kept_set = set(kept)
         return {"pool": kept, "collected": list(kept), "new": list(kept), "scores": scores, "info": info,
-                "pruned": [i for i in ids.tolist() if i not in kept_set]}
+                "pruned": [i for i in cand if i not in kept_set]}
 
     def local_step(state: ToPGState, runtime: Runtime[ToPGContext]) -> dict[str, Any]:
         _, st, chat, idx = ctx(runtime)

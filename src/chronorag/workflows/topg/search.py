@@ -3,12 +3,15 @@
 Each step has an LLM version (JSON through :meth:`ChatLLM.complete_json`) and a
 documented no-LLM substitute:
 
-- **Select (no LLM)**: keep a candidate when its cosine to the query is at least
-  ``select_threshold`` (default 0.4, the paper's theta) or when it mentions a named
-  entity (a graph entity with an upper-case letter) whose name occurs in the query;
+- **Seeding (no LLM)**: Local and Global seed with SuggestNaive plus entity linking:
+  graph entities with an upper-case letter whose name occurs verbatim (as words) in the
+  question contribute their ``link_per_entity`` (default 5) propositions most similar to
+  the question (the LLM's Select would otherwise recognise the question's subjects).
+- **Select (no LLM)**: keep the candidates that mention a named entity of the query;
   of candidates suggested by a graph walk, also keep the ``select_keep`` (default 2)
-  best-ranked ones (bridge facts are rarely similar to the question); if nothing
-  passes, keep the single most similar candidate so the walk has a seed.
+  best-ranked ones (bridge facts are rarely similar to the question); when nothing is
+  kept, keep the ``select_keep`` first candidates. An absolute cosine threshold
+  (``select_threshold``) is off by default because cosine scales differ between encoders.
 - **Eval (no LLM)**: never sufficient, so Local runs ``max_iter`` iterations.
 - **NextQ (no LLM)**: one expanded query, the question followed by the named entities
   of the newly selected propositions that the question does not mention.
@@ -62,8 +65,9 @@ class ToPGSettings:
     theta: float = 0.4
     subgraph_size: int = 500
     max_iter: int = 3
-    select_threshold: float = 0.4
+    select_threshold: float | None = None
     select_keep: int = 2
+    link_per_entity: int = 5
     max_questions: int = 3
     breadth: int = 10
     min_facts: int = 100
@@ -104,27 +108,81 @@ def _named(name: str) -> bool:
     return any(ch.isupper() for ch in name)
 
 
-def query_entities(index: TopgIndex, text: str, ids: Sequence[int]) -> set[int]:
-    """Named entities of propositions ``ids`` whose name occurs (as words) in ``text``."""
-    g = index.graph
-    low = f" {' '.join(re.findall(r'[0-9a-z]+', text.casefold()))} "
-    out: set[int] = set()
-    for p in ids:
-        row = g.pe.indices[g.pe.indptr[int(p)]:g.pe.indptr[int(p) + 1]]
-        for e in row:
-            name = g.entities[int(e)]
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"[0-9a-z\u00c0-\u024f]+", text.casefold()))
+
+
+_QWORDS = frozenset("what which who whom whose when where why how is are was were did does do the a an of "
+                    "in on and or film song album book".split())
+
+
+def _entity_keys(index: TopgIndex) -> dict[str, int]:
+    cache = index.graph._cache
+    if "entity_link" not in cache:
+        keys: dict[str, int] = {}
+        for i, name in enumerate(index.graph.entities):
             if _named(name):
-                key = " ".join(re.findall(r"[0-9a-z]+", name.casefold()))
-                if key and f" {key} " in low:
-                    out.add(int(e))
+                k = _key(name)
+                if len(k) >= 2 and k not in _QWORDS:
+                    keys.setdefault(k, i)
+        cache["entity_link"] = keys
+    return cache["entity_link"]
+
+
+def link_entities(index: TopgIndex, text: str, *, max_words: int = 10) -> list[int]:
+    """Named graph entities mentioned in ``text`` as a capitalised span (longest match first).
+
+    A span counts when its words equal the entity's name (case-insensitive, punctuation
+    ignored) and its first word starts with an upper-case letter or a digit in ``text``,
+    so the lower-case "director" of a question does not link to an entity "Director".
+    """
+    keys = _entity_keys(index)
+    raw = re.findall(r"[0-9A-Za-z\u00c0-\u024f]+", text)
+    words = [w.casefold() for w in raw]
+    covered = [False] * len(words)
+    found: list[int] = []
+    for n in range(min(max_words, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            if any(covered[i:i + n]) or not (raw[i][0].isupper() or raw[i][0].isdigit()):
+                continue
+            e = keys.get(" ".join(words[i:i + n]))
+            if e is not None and e not in found:
+                found.append(e)
+                covered[i:i + n] = [True] * n
+    return found
+
+
+def linked_propositions(index: TopgIndex, question: str, qvec: np.ndarray, per_entity: int) -> list[int]:
+    """The no-LLM seeding extra: each linked entity's ``per_entity`` propositions closest to the question."""
+    g = index.graph
+    out: list[int] = []
+    if per_entity < 1:
+        return out
+    pe_t = g._cache.get("pe_csc")
+    if pe_t is None:
+        pe_t = g._cache["pe_csc"] = g.pe.tocsc()
+    for e in link_entities(index, question):
+        props = pe_t.indices[pe_t.indptr[e]:pe_t.indptr[e + 1]]
+        if props.size == 0:
+            continue
+        cos = g.prop_vectors[props] @ qvec
+        for p in props[np.argsort(-cos, kind="stable")[:per_entity]]:
+            if int(p) not in out:
+                out.append(int(p))
     return out
 
 
+def query_entities(index: TopgIndex, text: str, ids: Sequence[int] = ()) -> set[int]:
+    """Named entities mentioned in ``text`` (see :func:`link_entities`)."""
+    return set(link_entities(index, text))
+
+
 def heuristic_select(index: TopgIndex, query: str, qvec: np.ndarray, cand: Sequence[int], *,
-                     threshold: float = 0.4, always_keep: int = 0) -> list[int]:
+                     threshold: float | None = None, always_keep: int = 0, fallback_keep: int = 2) -> list[int]:
     """The no-LLM Select rule (see the module docstring); keeps the candidates' order.
 
-    ``always_keep``: the first candidates (best suggestions) kept whatever their cosine.
+    ``always_keep``: the first candidates (best suggestions) kept whatever they say;
+    ``fallback_keep``: how many first candidates to keep when the rule keeps nothing.
     """
     cand = [int(c) for c in cand]
     if not cand:
@@ -135,10 +193,10 @@ def heuristic_select(index: TopgIndex, query: str, qvec: np.ndarray, cand: Seque
     keep = []
     for r, (c, s) in enumerate(zip(cand, cos)):
         row = set(g.pe.indices[g.pe.indptr[c]:g.pe.indptr[c + 1]].tolist())
-        if r < always_keep or s >= threshold or row & qents:
+        if r < always_keep or (threshold is not None and s >= threshold) or row & qents:
             keep.append(c)
     if not keep:
-        keep = [cand[int(np.argmax(cos))]]
+        keep = cand[:max(1, fallback_keep)]
     return keep
 
 
@@ -156,7 +214,7 @@ def select(index: TopgIndex, llm: ChatLLM | None, query: str, qvec: np.ndarray, 
     keep_n = settings.select_keep if walk else 0
     if llm is None:
         return heuristic_select(index, query, qvec, cand, threshold=settings.select_threshold,
-                                always_keep=keep_n)
+                                always_keep=keep_n, fallback_keep=settings.select_keep)
     try:
         reply = llm.complete_json([{"role": "system", "content": P.SELECT_SYSTEM},
                                    {"role": "user", "content": P.SELECT_USER.format(
@@ -170,7 +228,18 @@ def select(index: TopgIndex, llm: ChatLLM | None, query: str, qvec: np.ndarray, 
     except (LLMError, ValueError, TypeError) as exc:
         record_fallback("topg.select", str(exc))
         return heuristic_select(index, query, qvec, cand, threshold=settings.select_threshold,
-                                always_keep=keep_n)
+                                always_keep=keep_n, fallback_keep=settings.select_keep)
+
+
+def seed_candidates(index: TopgIndex, llm: ChatLLM | None, question: str, qvec: np.ndarray,
+                    settings: ToPGSettings) -> list[int]:
+    """S_0: SuggestNaive, plus (no LLM only) the entity-linked propositions first."""
+    ids, _ = index.graph.suggest_naive(qvec, settings.k)
+    naive = [int(i) for i in ids]
+    if llm is not None:
+        return naive
+    linked = linked_propositions(index, question, qvec, settings.link_per_entity)
+    return linked + [i for i in naive if i not in set(linked)]
 
 
 def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Sequence[int]) -> str | None:
@@ -291,9 +360,9 @@ def global_anchors(index: TopgIndex, llm: ChatLLM | None, question: str,
     negative: dict[int, np.ndarray] = {}
     pool: list[int] = []
     for sq, qv in zip(subqs, qvecs):
-        cand, _ = g.suggest_naive(qv, settings.k)
+        cand = seed_candidates(index, llm, sq, qv, settings)
         kept = select(index, llm, sq, qv, cand, settings)
-        pruned = [c for c in cand.tolist() if c not in set(kept)]
+        pruned = [c for c in cand if c not in set(kept)]
         neg = g.prop_vectors[pruned].mean(axis=0) if pruned else None
         for u in kept:
             if u not in origin:

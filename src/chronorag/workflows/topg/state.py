@@ -60,7 +60,7 @@ class ToPGContext:
     max_iter : int
         Suggestion-Selection iterations (Local: 1 or 3; Global: until ``min_facts``).
     select_threshold : float
-        Cosine threshold of the no-LLM selector.
+        Cosine threshold of the no-LLM selector (negative = off, the default).
     llm_url : str
         OpenAI-compatible endpoint; empty = the graph's LLM, else ``$CHRONORAG_BASE_URL``, else no LLM.
     """
@@ -70,5 +70,5 @@ class ToPGContext:
     k: int = 20
     lam: float = 0.5
     max_iter: int = 3
-    select_threshold: float = 0.4
+    select_threshold: float = -1.0
     llm_url: str = ""
