@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -70,11 +71,17 @@ def bench_2wiki(args: argparse.Namespace) -> None:
 def bench_medical(args: argparse.Namespace) -> None:
     from chronorag.evaluation.passages import run_passage_eval
 
-    q = args.questions or DATA / "graphrag-bench" / "medical_questions_dev.jsonl"
+    q = Path(args.questions or DATA / "graphrag-bench" / "medical_questions_dev.jsonl")
+    if args.stride > 1:  # every stride-th question (the file is sorted by question type)
+        import tempfile
+
+        lines = [x for x in q.read_text(encoding="utf-8").splitlines() if x.strip()][:: args.stride]
+        q = Path(tempfile.mkdtemp()) / f"medical_every{args.stride}.jsonl"
+        q.write_text("\n".join(lines) + "\n", encoding="utf-8")
     rows = []
     for name, method, opts in [("vanilla chunks (dense)", "dense-passages", {"dense_k": 20}),
                                ("ToPG Naive", "topg-naive", {"k": 60}),
-                               ("ToPG Global", "topg-global", {})]:
+                               ("ToPG Global", "topg-global", {"report_tokens": args.budget})]:
         m = run_passage_eval("graphrag-bench", args.index, q, method=method, limit=args.limit, progress=False,
                              token_budget=args.budget, **opts)
         rows.append({"name": name, "metrics": m})
@@ -94,7 +101,7 @@ def bench_medical(args: argparse.Namespace) -> None:
 def bench_latency(args: argparse.Namespace) -> None:
     from chronorag.workflows.topg.graph import build_graph
     from chronorag.workflows.topg.index import load_topg_index
-    from chronorag.workflows.topg.search import ToPGSettings, select
+    from chronorag.workflows.topg.search import ToPGSettings, seed_candidates, select
 
     idx = load_topg_index(args.index)
     g = idx.graph
@@ -104,13 +111,16 @@ def bench_latency(args: argparse.Namespace) -> None:
     naive = build_graph(mode="naive", index_dir=idx)
     local = build_graph(mode="local", index_dir=idx, settings=st)
     t_naive, t_step, t_local, t_embed = [], [], [], []
+    c_naive, c_step, c_local = [], [], []
+    clock, cpu = time.perf_counter, time.process_time
     for q in qs:
-        t = time.perf_counter(); qv = idx.embed([q])[0]; t_embed.append(time.perf_counter() - t)
-        ids, _ = g.suggest_naive(qv, st.k)
-        seeds = select(idx, None, q, qv, ids.tolist(), st)
-        t = time.perf_counter(); g.suggest_local(qv, seeds, st.k, exclude=seeds, **st.walk()); t_step.append(time.perf_counter() - t)
-        t = time.perf_counter(); naive.invoke({"question": q}); t_naive.append(time.perf_counter() - t)
-        t = time.perf_counter(); local.invoke({"question": q}); t_local.append(time.perf_counter() - t)
+        t = clock(); qv = idx.embed([q])[0]; t_embed.append(clock() - t)
+        cand = seed_candidates(idx, None, q, qv, st)
+        seeds = select(idx, None, q, qv, cand, st)
+        t, c = clock(), cpu(); g.suggest_local(qv, seeds, st.k, exclude=seeds, **st.walk())
+        t_step.append(clock() - t); c_step.append(cpu() - c)
+        t, c = clock(), cpu(); naive.invoke({"question": q}); t_naive.append(clock() - t); c_naive.append(cpu() - c)
+        t, c = clock(), cpu(); local.invoke({"question": q}); t_local.append(clock() - t); c_local.append(cpu() - c)
 
     def p(xs: list[float], f: float) -> float:
         s = sorted(xs)
@@ -121,7 +131,9 @@ def bench_latency(args: argparse.Namespace) -> None:
            "naive_ms_p50": p(t_naive, .5), "naive_ms_p95": p(t_naive, .95),
            "local_step_ms_p50": p(t_step, .5), "local_step_ms_p95": p(t_step, .95),
            "local3_ms_p50": p(t_local, .5), "local3_ms_p95": p(t_local, .95),
-           "mean_local3_ms": round(1000 * statistics.mean(t_local), 2)}
+           "mean_local3_ms": round(1000 * statistics.mean(t_local), 2),
+           "cpu_naive_ms_p50": p(c_naive, .5), "cpu_local_step_ms_p50": p(c_step, .5),
+           "cpu_local3_ms_p50": p(c_local, .5), "load_average": list(os.getloadavg())}
     _ = np
     print(json.dumps(out))
 
@@ -133,6 +145,7 @@ def main() -> None:
     ap.add_argument("--questions", default=None)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--budget", type=int, default=1000, help="medical: context words per question")
+    ap.add_argument("--stride", type=int, default=1, help="medical: use every stride-th question")
     args = ap.parse_args()
     {"2wiki": bench_2wiki, "medical": bench_medical, "latency": bench_latency}[args.what](args)
 

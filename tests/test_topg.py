@@ -391,3 +391,19 @@ def test_export_to_property_graph_store(topg_dir):
     assert labels == {"MENTIONS"} and len(trips) == int(g.pe[:, g.entity_index("Anna Kovac")].nnz)
     passages = store.get(ids=["passage-1"])
     assert passages and "Zagreb" in passages[0].text
+
+
+def test_entity_linking_needs_a_capitalised_mention(topg_dir, minilm):
+    from chronorag.workflows.topg.index import load_topg_index
+    from chronorag.workflows.topg.search import ToPGSettings, heuristic_select, link_entities, seed_candidates
+
+    idx = load_topg_index(topg_dir, cached=False, encoder=minilm)
+    g = idx.graph
+    assert [g.entities[e] for e in link_entities(idx, "Where was the director of Blue Harbor born?")] == ["Blue Harbor"]
+    assert link_entities(idx, "where was the director of blue harbor born?") == []
+    q = "Where was the director of Blue Harbor born?"
+    qv = idx.embed([q])[0]
+    cand = seed_candidates(idx, None, q, qv, ToPGSettings())
+    assert {int(g.prop_passage[c]) for c in cand[:2]} == {0}      # linked propositions come first
+    kept = heuristic_select(idx, q, qv, cand)
+    assert kept and all(int(g.prop_passage[c]) == 0 for c in kept)   # only facts naming Blue Harbor

@@ -186,7 +186,7 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
 
 def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local", llm_url: str | None = None,
                 max_iter: int | None = None, lam: float | None = None, k: int | None = None,
-                dense_k: int = 10, **_: Any) -> Any:
+                dense_k: int = 10, report_tokens: int | None = None, **_: Any) -> Any:
     """A :data:`chronorag.evaluation.Method` for ToPG (naive/local/global) or dense passages.
 
     ``dense-passages`` ranks passages by cosine with the index's encoder (the vanilla
@@ -211,7 +211,8 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
         return dense
     mode = method.removeprefix("topg-")
     st = ToPGSettings()
-    st = replace(st, **{k_: v for k_, v in (("max_iter", max_iter), ("lam", lam), ("k", k)) if v is not None})
+    st = replace(st, **{k_: v for k_, v in (("max_iter", max_iter), ("lam", lam), ("k", k),
+                                           ("report_tokens", report_tokens)) if v is not None})
     llm = None
     if llm_url:
         from chronorag.integrations.llm import LLMConfig

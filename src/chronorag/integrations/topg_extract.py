@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,19 @@ def _with_title(title: str, sentence: str) -> str:
     return sentence
 
 
+@lru_cache(maxsize=2)
+def _load_spacy(model: str, lemmas: bool) -> Any:
+    """Load a spaCy pipeline once per process (the lemmatizer only when lemmas are needed)."""
+    try:
+        import spacy
+    except ImportError as exc:
+        raise missing_extra("spacy", "nlp") from exc
+    try:
+        return spacy.load(model, disable=[] if lemmas else ["lemmatizer"])
+    except OSError as exc:
+        raise missing_extra(model, "nlp") from exc
+
+
 class SpacyPropositionExtractor:
     """No-LLM extraction with spaCy (see the module docstring).
 
@@ -85,14 +99,7 @@ class SpacyPropositionExtractor:
                  noun_heads: str = "proper") -> None:
         if noun_heads not in ("proper", "all", "none"):
             raise ValueError(f"noun_heads must be 'proper', 'all' or 'none', got {noun_heads!r}")
-        try:
-            import spacy
-        except ImportError as exc:
-            raise missing_extra("spacy", "nlp") from exc
-        try:
-            self.nlp = spacy.load(model, disable=["lemmatizer"] if noun_heads != "all" else [])
-        except OSError as exc:
-            raise missing_extra(model, "nlp") from exc
+        self.nlp = _load_spacy(model, noun_heads == "all")
         self.batch_size = batch_size
         self.noun_heads = noun_heads
         self.stats: dict[str, int] = {"passages": 0, "propositions": 0, "skipped_records": 0}

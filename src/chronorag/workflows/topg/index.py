@@ -104,12 +104,12 @@ class TopgIndex:
 
 
 def _make_encoder(encoder: Any, cache: str | os.PathLike[str] | None, progress: bool) -> tuple[Any, str]:
-    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache, make_encoder
+    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache
     from chronorag.retrievers.event_index import default_cache_path
 
     if isinstance(encoder, str):
         name = encoder
-        enc = make_encoder(encoder)
+        enc = _shared_encoder(encoder)
     else:
         enc, name = encoder, getattr(encoder, "kind", None) or "custom"
     return CachedEncoder(enc, EmbeddingCache(cache or default_cache_path()), progress=progress), name
@@ -236,6 +236,14 @@ def add_documents(
 
 
 @lru_cache(maxsize=4)
+def _shared_encoder(name: str) -> Any:
+    """One encoder object per kind and process (encoders are stateless)."""
+    from chronorag.integrations.embeddings import make_encoder
+
+    return make_encoder(name)
+
+
+@lru_cache(maxsize=4)
 def _cached_index(path: str) -> TopgIndex:
     return load_topg_index(path, cached=False)
 
@@ -245,10 +253,8 @@ def load_topg_index(index_dir: str | os.PathLike[str], *, cached: bool = True,
     """Load an index directory and its encoder (memoised per path when ``cached``)."""
     if cached and encoder is None:
         return _cached_index(str(Path(index_dir).resolve()))
-    from chronorag.integrations.embeddings import make_encoder
-
     g = PropositionGraph.load(index_dir)
-    enc = encoder if encoder is not None else make_encoder(g.meta.get("encoder", "minilm"))
+    enc = encoder if encoder is not None else _shared_encoder(g.meta.get("encoder", "minilm"))
     if int(getattr(enc, "dim", g.dim)) != g.dim:
         raise ValueError(f"encoder dimension {enc.dim} does not match the index's {g.dim}")
     return TopgIndex(g, enc, Path(index_dir))

@@ -16,7 +16,9 @@ documented no-LLM substitute:
 - **NextQ (no LLM)**: one expanded query, the question followed by the named entities
   of the newly selected propositions that the question does not mention.
 - **Decompose (no LLM)**: the question itself (no decomposition).
-- **Answers (no LLM)**: none; the output is the retrieved context and says so.
+- **Answers (no LLM)**: none; the output is the retrieved context and says so. Global
+  mode's partial answers become extractive: each community chunk's propositions closest
+  to the question, up to ``partial_words`` (120) words, scored by their best cosine.
 
 When an LLM reply is unusable after one retry, the step records a fallback
 (``topg.select``, ``topg.eval``, ``topg.nextq``, ``topg.decompose``, ``topg.partial``,
@@ -78,6 +80,7 @@ class ToPGSettings:
     chunk_tokens: int = 2000
     passage_token_limit: int = 500
     report_tokens: int = 8000
+    partial_words: int = 120
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -449,25 +452,24 @@ def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors:
         if cur:
             chunks.append(cur)
         for chunk in chunks:
-            partials.append(_partial(llm, question, qv, index, chunk, props, ci))
+            partials.append(_partial(llm, question, qv, index, chunk, props, ci, settings.partial_words))
     partials.sort(key=lambda x: -x["score"])
-    # best first and best last: ranks 1, 3, 5, ... from the front, 2, 4, ... from the back
-    front = partials[0::2]
-    back = partials[1::2][::-1]
-    ordered = front + back
-    context, used = [], 0
-    for p in ordered:
+    kept, used = [], 0
+    for p in partials:  # the best partial answers that fit the report budget
         t = _tokens(p["answer"])
-        if used + t > settings.report_tokens:
+        if kept and used + t > settings.report_tokens:
             continue
-        context.append(p["answer"])
+        kept.append(p)
         used += t
+    # best first and best last: ranks 1, 3, 5, ... from the front, 2, 4, ... from the back
+    ordered = kept[0::2] + kept[1::2][::-1]
+    context = [p["answer"] for p in ordered]
     return {"communities": [int(c) for c in chosen], "partials": ordered, "context": context,
             "answer": answer_from(llm, question, context)}
 
 
 def _partial(llm: ChatLLM | None, question: str, qv: np.ndarray, index: TopgIndex, chunk: list[str],
-             props: list[int], community: int) -> dict[str, Any]:
+             props: list[int], community: int, partial_words: int = 120) -> dict[str, Any]:
     g = index.graph
     if llm is not None:
         try:
@@ -481,8 +483,15 @@ def _partial(llm: ChatLLM | None, question: str, qv: np.ndarray, index: TopgInde
             return {"community": community, "answer": reply["answer"].strip(), "score": score}
         except (LLMError, ValueError, TypeError) as exc:
             record_fallback("topg.partial", str(exc))
-    # extractive substitute: the community's three propositions closest to the question
-    top = props[:3]
-    score = float(max((g.prop_vectors[p] @ qv for p in top), default=0.0)) * 100
-    return {"community": community, "answer": " ".join(g.propositions[p] for p in top) or chunk[0],
+    # extractive substitute: the chunk's propositions closest to the question, up to partial_words
+    in_chunk = set(chunk)
+    ranked = [p for p in props if g.propositions[p] in in_chunk] or props
+    words, take = 0, []
+    for p in ranked:
+        if take and words + _tokens(g.propositions[p]) > partial_words:
+            break
+        take.append(p)
+        words += _tokens(g.propositions[p])
+    score = float(max((g.prop_vectors[p] @ qv for p in take[:3]), default=0.0)) * 100
+    return {"community": community, "answer": " ".join(g.propositions[p] for p in take) or chunk[0],
             "score": score}
