@@ -10,6 +10,7 @@ Then (from the repo root, in .venv)::
     python benchmarks/bench_topg.py 2wiki   --index /tmp/topg_bench/2wiki_static
     python benchmarks/bench_topg.py medical --index /tmp/topg_bench/medical_static [--budget 1000]
     python benchmarks/bench_topg.py latency --index /tmp/topg_bench/2wiki_static
+    python benchmarks/bench_topg.py llm-cost --index /tmp/topg_bench/2wiki_static --limit 20
 
 ``2wiki`` runs dense passages, Naive, Local (max_iter 1 and 3) and the lambda ablations
 (0 = pure semantic, 1 = pure graph) through the same code path as
@@ -138,16 +139,62 @@ def bench_latency(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
+def bench_llm_cost(args: argparse.Namespace) -> None:
+    """LLM calls and prompt sizes per question, through the OpenAI-protocol test double.
+
+    The replies are scripted (Select keeps the first three facts, Eval says "not yet",
+    NextQ asks two questions, partial answers score 50), so the prompt sizes are what a
+    real endpoint would receive for these selections; completion sizes are not
+    representative. Tokens are counted by the test server as whitespace-separated words.
+    """
+    from chronorag.integrations.llm import LLMConfig, query_scope
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.workflows.topg.graph import build_graph
+    from chronorag.workflows.topg.index import load_topg_index
+
+    def router(req: dict) -> str:
+        text = " ".join(m.get("content") or "" for m in req["messages"])
+        if '"keep"' in text:
+            return json.dumps({"keep": [1, 2, 3]})
+        if '"sufficient"' in text:
+            return json.dumps({"sufficient": False, "answer": ""})
+        if '"questions"' in text:
+            return json.dumps({"questions": ["Which facts are missing?", "Who is involved?"]})
+        if '"score"' in text:
+            return json.dumps({"answer": "A partial answer.", "score": 50})
+        return json.dumps({"answer": "An answer."})
+
+    idx = load_topg_index(args.index)
+    qs = [json.loads(x)["question"] for x in open(args.questions or DATA / "2wiki" / "questions_dev.jsonl")]
+    qs = qs[: args.limit or 20]
+    out = {}
+    with ScriptedOpenAIServer([router] * 100000) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        for mode in ("naive", "local", "global"):
+            gr = build_graph(mode=mode, index_dir=idx, llm=cfg)
+            calls, prompt = [], []
+            for i, q in enumerate(qs):
+                with query_scope(f"{mode}-{i}"):
+                    res = gr.invoke({"question": q})
+                calls.append(res["info"]["tokens"]["calls"])
+                prompt.append(res["info"]["tokens"]["prompt_tokens"])
+            out[mode] = {"questions": len(qs), "calls_mean": round(statistics.mean(calls), 2),
+                         "prompt_tokens_mean": round(statistics.mean(prompt), 1),
+                         "prompt_tokens_max": max(prompt)}
+    print(json.dumps(out))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["2wiki", "medical", "latency"])
+    ap.add_argument("what", choices=["2wiki", "medical", "latency", "llm-cost"])
     ap.add_argument("--index", required=True)
     ap.add_argument("--questions", default=None)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--budget", type=int, default=1000, help="medical: context words per question")
     ap.add_argument("--stride", type=int, default=1, help="medical: use every stride-th question")
     args = ap.parse_args()
-    {"2wiki": bench_2wiki, "medical": bench_medical, "latency": bench_latency}[args.what](args)
+    {"2wiki": bench_2wiki, "medical": bench_medical, "latency": bench_latency,
+     "llm-cost": bench_llm_cost}[args.what](args)
 
 
 if __name__ == "__main__":
