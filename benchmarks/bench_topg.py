@@ -28,8 +28,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from chronorag.cli import set_offline_env
 
 set_offline_env()
@@ -135,7 +133,6 @@ def bench_latency(args: argparse.Namespace) -> None:
            "mean_local3_ms": round(1000 * statistics.mean(t_local), 2),
            "cpu_naive_ms_p50": p(c_naive, .5), "cpu_local_step_ms_p50": p(c_step, .5),
            "cpu_local3_ms_p50": p(c_local, .5), "load_average": list(os.getloadavg())}
-    _ = np
     print(json.dumps(out))
 
 

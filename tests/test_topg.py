@@ -395,7 +395,12 @@ def test_export_to_property_graph_store(topg_dir):
 
 def test_entity_linking_needs_a_capitalised_mention(topg_dir, minilm):
     from chronorag.workflows.topg.index import load_topg_index
-    from chronorag.workflows.topg.search import ToPGSettings, heuristic_select, link_entities, seed_candidates
+    from chronorag.workflows.topg.search import (
+        ToPGSettings,
+        heuristic_select,
+        link_entities,
+        seed_candidates,
+    )
 
     idx = load_topg_index(topg_dir, cached=False, encoder=minilm)
     g = idx.graph

@@ -180,7 +180,6 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
     }
     if dataset == "graphrag-bench":
         metrics["token_budget"] = budget
-    _ = g
     return metrics
 
 

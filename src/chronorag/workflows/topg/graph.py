@@ -31,7 +31,6 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -268,5 +267,3 @@ graph_naive = build_graph(mode="naive")
 graph_local = build_graph(mode="local")
 graph_global = build_graph(mode="global")
 graph = graph_local
-
-_ = np  # numpy is used by the search helpers this module wires together

@@ -52,8 +52,9 @@ __all__ = [
     "select",
 ]
 
-NO_LLM_NOTE = ("no-LLM mode: heuristic selection (cosine >= threshold or a named entity of the "
-               "query), entity query expansion instead of NextQ, no answer generation")
+NO_LLM_NOTE = ("no-LLM mode: entity-linked seeding, heuristic selection (named entities of the "
+               "query and the best walk suggestions), entity query expansion instead of NextQ, "
+               "no answer generation")
 
 
 @dataclass
