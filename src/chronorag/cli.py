@@ -11,6 +11,8 @@
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag ragas RUN.jsonl [--tool-calls [--reference REF.jsonl]] [--llm-url URL]
     chronorag report RUN1.jsonl [RUN2.jsonl ...] --out DIR
+    chronorag topg index CORPUS --out INDEX_DIR [--llm-url URL] [--encoder minilm|static] [--add]
+    chronorag eval 2wiki INDEX_DIR QUESTIONS.jsonl --method topg-local [--max-iter N] [--lam X]
     chronorag info INDEX_DIR
     chronorag kg-irag generate --source nyc-weather --n 600 --seed 0 --out QUESTIONS.jsonl
     chronorag kg-irag ask "question" --source nyc-weather [--method kg-irag] [--llm-url URL]
@@ -144,6 +146,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
     from chronorag.evaluation.runfile import check_output_path, default_run_path
 
+    if args.dataset in ("2wiki", "graphrag-bench"):
+        from chronorag.evaluation.passages import run_passage_eval
+
+        opts = {k: v for k, v in (("max_iter", args.max_iter), ("lam", args.lam)) if v is not None}
+        metrics = run_passage_eval(args.dataset, args.index_dir, args.questions, method=args.method,
+                                   llm_url=args.llm_url, limit=args.limit, out_path=args.out,
+                                   token_budget=args.token_budget, progress=not args.quiet, **opts)
+        print(json.dumps(metrics, ensure_ascii=False))
+        return 0
     if args.judge and not args.llm_url:
         raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
     inputs = [args.questions, args.index_dir]
@@ -255,6 +266,24 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
         idx = build_tgrag_index(docs, args.out, extractor=extractor, encoder=args.encoder, cache=args.cache,
                                 chunk_tokens=args.chunk_tokens, progress=not args.quiet)
     print(json.dumps({**{k: v for k, v in idx.meta.items() if k != "format"}, "total_s": round(time.perf_counter() - t0, 2)}))
+    return 0
+
+
+def _cmd_topg_index(args: argparse.Namespace) -> int:
+    from chronorag.workflows.topg.index import add_documents, build_topg_index, read_corpus
+
+    passages = read_corpus(args.corpus)
+    llm = None
+    if args.llm_url:
+        from chronorag.integrations.llm import LLMConfig
+
+        llm = LLMConfig(base_url=args.llm_url)
+    if args.add:
+        _, summary = add_documents(args.out, passages, llm=llm, cache=args.cache, progress=not args.quiet)
+    else:
+        _, summary = build_topg_index(passages, args.out, encoder=args.encoder, llm=llm, cache=args.cache,
+                                      communities=not args.no_communities, progress=not args.quiet)
+    print(json.dumps(summary, ensure_ascii=False))
     return 0
 
 
@@ -469,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_ask)
 
     sp = sub.add_parser("eval", help="evaluate a method on a question file")
-    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl"])
+    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl", "2wiki", "graphrag-bench"])
     sp.add_argument("index_dir")
     sp.add_argument("questions")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
@@ -478,6 +507,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run file (JSONL) to write; replaced atomically when the run ends "
                          "(default: a new unique file in the temp directory)")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--max-iter", type=int, default=None, help="ToPG: Suggestion-Selection iterations")
+    sp.add_argument("--lam", type=float, default=None, help="ToPG: structural weight lambda")
+    sp.add_argument("--token-budget", type=int, default=None,
+                    help="graphrag-bench: context tokens per question (default 1000)")
     sp.add_argument("--judge", action="store_true",
                     help="also score the first answer with an LLM judge (majority of 3 calls; needs --llm-url)")
     sp.add_argument("--judge-votes", type=int, default=3, help="judge calls per answer (odd)")
@@ -503,6 +536,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
     add_encoder_opts(b)
     b.set_defaults(func=_cmd_tgrag_index)
+
+    sp = sub.add_parser("topg", help="ToPG jobs")
+    tsub = sp.add_subparsers(dest="topg_command", required=True)
+    b = tsub.add_parser("index", help="build a ToPG proposition graph from a corpus")
+    b.add_argument("corpus", help="JSON list of {title, text} or {context} records, or a folder of .txt/.md files")
+    b.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    b.add_argument("--add", action="store_true", help="add the passages to an existing index")
+    b.add_argument("--no-communities", action="store_true", help="skip the Leiden communities (Global mode)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_topg_index)
 
     sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
     sp.add_argument("source", choices=["cronquestions", "reasoner"],
