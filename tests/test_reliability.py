@@ -531,3 +531,14 @@ def test_ctrl_c_during_ingest_exits_130_and_leaves_nothing(tmp_path, capsys, mon
     assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(tmp_path / "idx")]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()
+
+
+def test_topg_index_refuses_a_foreign_out_and_takes_the_lock(tmp_path, capsys):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "draft.md").write_text("x")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"title": "T", "text": "Alice met Bob in Paris."}) + "\n")
+    assert main(["-q", "topg", "index", str(corpus), "--out", str(foreign)]) == 2
+    assert "draft.md" in capsys.readouterr().err
+    assert [p.name for p in foreign.iterdir()] == ["draft.md"]

@@ -104,13 +104,16 @@ _LOCK = "lock"
 _COMPLETE = ".complete.json"
 _VERSION_PREFIX = "v-"
 #: Files that mark a directory written by chronorag before the versioned layout.
-LEGACY_MARKERS = ("index.json", "store.json", "tgrag.json", "rule_graph.json", "vector_index.json")
+LEGACY_MARKERS = ("index.json", "store.json", "tgrag.json", "rule_graph.json", "vector_index.json",
+                  "topg.json")
 #: Every file name chronorag wrote into an index directory before the versioned layout.
 LEGACY_FILES = frozenset({
     "index.json", "store.json", "events.npz", "vocab.json", "texts.jsonl", "attrs.jsonl",
     "triples.npy", "triple_of_event.npy", "vectors.npy", "vector_index.json", "hnsw.faiss",
     "entity_vectors.npy", "relation_vectors.npy", "rule_graph.npz", "rule_graph.json",
     "tskg.json", "tgrag_vectors.npz", "property_graph.json", "tgrag.json",
+    "topg.json", "passages.json", "propositions.json", "entities.json", "entity_keys.json",
+    "prop_passage.npy", "prop_vectors.npy", "passage_vectors.npy", "pe.npz", "communities.npz",
 })
 
 
@@ -137,7 +140,7 @@ def _target(path: str | os.PathLike[str]) -> Path:
 #: For each marker file of the older layout, keys its JSON object always has.
 _MARKER_KEYS = {"store.json": {"format", "n_events"}, "index.json": {"format", "n_triples"},
                 "tgrag.json": {"format", "periods"}, "rule_graph.json": {"format", "labels"},
-                "vector_index.json": {"kind", "hnsw_m"}}
+                "vector_index.json": {"kind", "hnsw_m"}, "topg.json": {"format", "dim"}}
 
 
 def _is_legacy_index(p: Path) -> bool:
