@@ -4,6 +4,8 @@ Usage (repo root, .venv active; INDEX_DIR from `chronorag ingest ../shared/data/
 
     /usr/bin/time -v chronorag star-rag build INDEX_DIR      # build time per stage and peak RSS
     python benchmarks/bench_star_rag.py quality INDEX_DIR    # answer recall@10 star / uniform / no-rule, by qtype; latency
+    python benchmarks/bench_star_rag.py quality INDEX_DIR --time-mode dated   # the paper's dated-text variant
+    python benchmarks/bench_star_rag.py grid INDEX_DIR       # K1, K2 in {5, 10, 20, 40}: recall@10 (star and no-rule)
     python benchmarks/bench_star_rag.py incremental INDEX_DIR  # 1% append vs rebuild: time and recall
     python benchmarks/bench_star_rag.py tokens INDEX_DIR     # prompt tokens of the answer prompt
 
@@ -43,14 +45,14 @@ def answer_recall(store, ids, golds) -> float:
     return 0.0
 
 
-def _recall_by_qtype(retriever, store, qs) -> dict:
+def _recall_by_qtype(retriever, store, qs, *, top: int = 10) -> dict:
     by: dict[str, list[float]] = defaultdict(list)
     lat = []
     for q in qs:
         t = time.perf_counter()
         ids, _ = retriever.retrieve_event_ids(q["question"])
         lat.append((time.perf_counter() - t) * 1000)
-        h = answer_recall(store, ids, q["answers"])
+        h = answer_recall(store, ids[:top], q["answers"])
         by["all"].append(h)
         by[q["qtype"]].append(h)
         by["multi-event" if q["qtype"] in ("equal_multi", "after_first", "before_last") else "single-event"].append(h)
@@ -59,7 +61,16 @@ def _recall_by_qtype(retriever, store, qs) -> dict:
             "latency_ms": {"p50": round(statistics.median(lat), 1), "p95": round(lat[int(0.95 * (len(lat) - 1))], 1)}}
 
 
-def bench_quality(index_dir: str) -> dict:
+QUALITY_CONFIGS = {
+    "star-rag": {},
+    "uniform": {"personalization": "uniform"},
+    "no-rule": {"use_rule_graph": False},
+    "star-rag directed": {"directed": True},
+    "no-rule dense-pool-200": {"use_rule_graph": False, "dense_pool": 200},
+}
+
+
+def bench_quality(index_dir: str, time_mode: str = "cue", configs: str | None = None) -> dict:
     from chronorag.graphs.rule_graph import RuleGraph
     from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
@@ -67,12 +78,38 @@ def bench_quality(index_dir: str) -> dict:
     idx = EventIndex.load(index_dir)
     rg = RuleGraph.load(index_dir)
     qs = _questions()
-    out = {}
-    for name, kw in (("star-rag", {}), ("uniform", {"personalization": "uniform"}),
-                     ("no-rule (dense)", {"use_rule_graph": False}), ("star-rag ppr_weight=0.5", {"ppr_weight": 0.5})):
-        r = StarRAGRetriever(idx, rg, **kw)
+    out: dict = {"time_mode": time_mode}
+    if time_mode == "dated":
+        t = time.perf_counter()
+        vecs = idx.event_vectors()
+        out["event_vectors"] = {"rows": int(len(vecs)), "load_or_embed_s": round(time.perf_counter() - t, 1)}
+    names = list(QUALITY_CONFIGS) if configs is None else configs.split(",")
+    for name in names:
+        r = StarRAGRetriever(idx, rg, time_mode=time_mode, **QUALITY_CONFIGS[name])
         r.retrieve_event_ids(qs[0]["question"])  # warm-up
         out[name] = _recall_by_qtype(r, idx.store, qs)
+        print(name, json.dumps(out[name]["recall@10"]), out[name]["latency_ms"], file=sys.stderr, flush=True)
+    return out
+
+
+def bench_grid(index_dir: str, time_mode: str = "cue") -> dict:
+    """Fig. 4: K1 (anchors = results) and K2 (rule nodes) in {5, 10, 20, 40}; recall over the top 10 returned."""
+    from chronorag.graphs.rule_graph import RuleGraph
+    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+
+    idx = EventIndex.load(index_dir)
+    rg = RuleGraph.load(index_dir)
+    qs = _questions()
+    out: dict = {"time_mode": time_mode, "star-rag": {}, "no-rule": {}}
+    for k1 in (5, 10, 20, 40):
+        nr = StarRAGRetriever(idx, rg, k1=k1, use_rule_graph=False, time_mode=time_mode)
+        out["no-rule"][f"K1={k1}"] = _recall_by_qtype(nr, idx.store, qs)["recall@10"]["all"]
+        for k2 in (5, 10, 20, 40):
+            r = StarRAGRetriever(idx, rg, k1=k1, k2=k2, time_mode=time_mode)
+            out["star-rag"][f"K1={k1},K2={k2}"] = _recall_by_qtype(r, idx.store, qs)["recall@10"]["all"]
+        print(k1, out["no-rule"][f"K1={k1}"], {k: v for k, v in out["star-rag"].items() if k.startswith(f"K1={k1},")},
+              file=sys.stderr, flush=True)
     return out
 
 
@@ -110,26 +147,36 @@ def bench_tokens(index_dir: str) -> dict:
     import tiktoken
 
     from chronorag.retrievers.event_index import EventIndex
-    from chronorag.retrievers.star_rag import ANSWER_PROMPT, StarRAGRetriever, format_events
+    from chronorag.retrievers.star_rag import StarRAGRetriever, build_answer_messages
 
     enc = tiktoken.get_encoding("cl100k_base")
     idx = EventIndex.load(index_dir)
-    r = StarRAGRetriever(idx)
-    counts = []
-    for q in _questions():
-        ids, _ = r.retrieve_event_ids(q["question"])
-        prompt = ANSWER_PROMPT.format(events=format_events(idx.store.events(ids)), question=q["question"])
-        counts.append(len(enc.encode(prompt)))
-    return {"tokenizer": "cl100k_base", "questions": len(counts), "mean_prompt_tokens": round(float(np.mean(counts)), 1),
-            "max": int(max(counts))}
+    out = {"tokenizer": "cl100k_base"}
+    for name, kw in (("star-rag", {}), ("no-rule", {"use_rule_graph": False})):
+        r = StarRAGRetriever(idx, **kw)
+        counts = []
+        for q in _questions():
+            ids, _ = r.retrieve_event_ids(q["question"])
+            prompt = build_answer_messages(q["question"], idx.store.events(ids))[0]["content"]
+            counts.append(len(enc.encode(prompt)))
+        out[name] = {"questions": len(counts), "mean_prompt_tokens": round(float(np.mean(counts)), 1),
+                     "max": int(max(counts))}
+    return out
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["quality", "incremental", "tokens"])
+    p.add_argument("what", choices=["quality", "grid", "incremental", "tokens"])
     p.add_argument("index")
+    p.add_argument("--time-mode", default="cue", choices=["cue", "dated", "none"])
+    p.add_argument("--configs", default=None, help=f"comma-separated subset of {list(QUALITY_CONFIGS)}")
     a = p.parse_args()
-    res = {"quality": bench_quality, "incremental": bench_incremental, "tokens": bench_tokens}[a.what](a.index)
+    if a.what == "quality":
+        res = bench_quality(a.index, a.time_mode, a.configs)
+    elif a.what == "grid":
+        res = bench_grid(a.index, a.time_mode)
+    else:
+        res = {"incremental": bench_incremental, "tokens": bench_tokens}[a.what](a.index)
     json.dump(res, sys.stdout)
     print()
 
