@@ -535,6 +535,10 @@ class StarRAGRetriever(BaseRetriever):
             bonus = self.w_ref * related + (0.0 if bonus is None else bonus)
         ev, pos = self._expand(rows)
         keep = self._filter_mask(ev, tf)
+        if ref_row is not None:  # of the anchor event's triple keep the anchor event only
+            st = self._index.store
+            in_ref = rows[pos] == ref_row
+            keep &= ~in_ref | (st.t_lo[ev] == t_ref)
         ev, pos = ev[keep], pos[keep]
         if self.time_mode == "dated":
             cos = ecos[ev] if ecos is not None else self._index.event_vectors()[ev] @ qv
