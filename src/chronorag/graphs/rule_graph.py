@@ -330,7 +330,7 @@ class RuleGraph:
             at = self.transition(direction)[nodes][:, nodes].T.tocsr()
             self._transition[key] = (nodes, at)
         nodes, at = self._transition[key]
-        extra = np.setdiff1d(seeds, nodes)
+        extra = np.unique(seeds[~self.in_graph[seeds]])
         if len(extra):  # seeds outside the graph keep their mass (no edges); handled as dangling
             nodes = np.concatenate([nodes, extra])
             at = sp.block_diag([at, sp.csr_matrix((len(extra), len(extra)))]).tocsr()
