@@ -75,6 +75,15 @@ QUALITY_CONFIGS = {
     "star-rag directed": {"directed": True},
     "no-rule dense-pool-200": {"use_rule_graph": False, "dense_pool": 200},
 }
+# not run by default (--configs NAME,...): time-blind variants and weight sensitivity
+EXTRA_CONFIGS = {
+    "star-rag time-blind": {"time_mode": "none"},
+    "no-rule time-blind": {"use_rule_graph": False, "time_mode": "none"},
+    "star-rag weights/2": {"w_window": 0.075, "w_order": 0.05, "w_ref": 0.05},
+    "no-rule weights/2": {"use_rule_graph": False, "w_window": 0.075, "w_order": 0.05, "w_ref": 0.05},
+    "star-rag weights*2": {"w_window": 0.3, "w_order": 0.2, "w_ref": 0.2},
+    "no-rule weights*2": {"use_rule_graph": False, "w_window": 0.3, "w_order": 0.2, "w_ref": 0.2},
+}
 
 
 def bench_quality(index_dir: str, time_mode: str = "cue", configs: str | None = None) -> dict:
@@ -92,7 +101,8 @@ def bench_quality(index_dir: str, time_mode: str = "cue", configs: str | None = 
         out["event_vectors"] = {"rows": int(len(vecs)), "load_or_embed_s": round(time.perf_counter() - t, 1)}
     names = list(QUALITY_CONFIGS) if configs is None else configs.split(",")
     for name in names:
-        r = StarRAGRetriever(idx, rg, time_mode=time_mode, **QUALITY_CONFIGS[name])
+        kw = {"time_mode": time_mode, **{**QUALITY_CONFIGS, **EXTRA_CONFIGS}[name]}
+        r = StarRAGRetriever(idx, rg, **kw)
         r.retrieve_event_ids(qs[0]["question"])  # warm-up
         out[name] = _recall_by_qtype(r, idx.store, qs)
         print(name, json.dumps(out[name]["recall@10"]), out[name]["latency_ms"], file=sys.stderr, flush=True)
@@ -177,7 +187,7 @@ def main() -> None:
     p.add_argument("index")
     p.add_argument("--time-mode", default="cue", choices=["cue", "dated", "none"])
     p.add_argument("--k1", default="5,10,20,40", help="grid: K1 values (comma-separated)")
-    p.add_argument("--configs", default=None, help=f"comma-separated subset of {list(QUALITY_CONFIGS)}")
+    p.add_argument("--configs", default=None, help=f"comma-separated names from {list(QUALITY_CONFIGS) + list(EXTRA_CONFIGS)}")
     a = p.parse_args()
     if a.what == "quality":
         res = bench_quality(a.index, a.time_mode, a.configs)

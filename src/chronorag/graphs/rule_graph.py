@@ -585,18 +585,21 @@ def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarr
                 ds.append(dd2)
                 fs.append(np.where(dd2 == 0, 0.5, (u < v).astype(np.float64)))
         keys = np.concatenate(ks)
-        kk, nn, ss = _aggregate(keys, np.concatenate(ds).astype(np.float64))
-        _, _, ff = _aggregate(keys, np.concatenate(fs))
+        kk, inv = np.unique(keys, return_inverse=True)
+        nn = np.bincount(inv, minlength=len(kk))
+        ss = np.bincount(inv, weights=np.concatenate(ds).astype(np.float64), minlength=len(kk))
+        ff = np.bincount(inv, weights=np.concatenate(fs), minlength=len(kk))
         parts_k.append(kk)
         parts_n.append(nn)
         parts_s.append(ss)
         parts_f.append(ff)
     if not parts_k:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    keys = np.concatenate(parts_k)
-    uk, n, ssum = _aggregate(keys, np.concatenate(parts_s), np.concatenate(parts_n).astype(np.float64))
-    _, _, fwd = _aggregate(keys, np.concatenate(parts_f))
-    return uk, n, ssum, fwd
+    uk, inv = np.unique(np.concatenate(parts_k), return_inverse=True)
+    n = np.bincount(inv, weights=np.concatenate(parts_n).astype(np.float64), minlength=len(uk))
+    ssum = np.bincount(inv, weights=np.concatenate(parts_s), minlength=len(uk))
+    fwd = np.bincount(inv, weights=np.concatenate(parts_f), minlength=len(uk))
+    return uk, n.astype(np.int64), ssum, fwd
 
 
 def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.ndarray,

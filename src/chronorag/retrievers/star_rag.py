@@ -97,6 +97,8 @@ class TimeIntent:
         For ``"same"``: day, month or year.
     main : str
         The question's main clause (times and the anchor clause removed).
+    target : {"entity", "time"}
+        What is asked for.
     """
 
     constraint: str = "none"
@@ -106,6 +108,7 @@ class TimeIntent:
     anchor: str | None = None
     same_granularity: Granularity | None = None
     main: str = ""
+    target: str = "entity"
 
     @property
     def reference_query(self) -> str | None:
@@ -138,7 +141,7 @@ def time_intent(question: str) -> TimeIntent:
     """Read a question's time window, ordinal and anchor event with the question parser."""
     q = parse_question(question)
     ti = TimeIntent(constraint=q.constraint, ordinal=q.ordinal, anchor=q.anchor,
-                    same_granularity=q.same_granularity, main=q.main)
+                    same_granularity=q.same_granularity, main=q.main, target=q.target)
     if q.times:
         t0 = q.times[0].point
         if q.constraint == "in":
@@ -215,6 +218,21 @@ def _check_filter(tf: Any) -> dict[str, str] | None:
         raise ValueError(f"time_filter type must be one of {FILTER_TYPES}, got {out['type']!r}")
     temporal_mask(np.zeros(0, np.int64), np.zeros(0, np.int64), out["begin_time"], out["end_time"], out["type"])
     return out
+
+
+def _rank_within(group: np.ndarray, t: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Each event's time rank in [0, 1] among the in-window events of its group (0 = earliest)."""
+    r = np.zeros(len(t))
+    idx = np.flatnonzero(inside)
+    if len(idx) == 0:
+        return r
+    order = idx[np.lexsort((t[idx], group[idx]))]
+    g = group[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    pos = np.arange(len(order)) - np.repeat(starts, sizes)
+    r[order] = pos / np.maximum(np.repeat(sizes, sizes) - 1, 1)
+    return r
 
 
 # ------------------------------------------------------------------ retriever
@@ -455,13 +473,16 @@ class StarRAGRetriever(BaseRetriever):
         return ((same >= 2) & (rows != ref_row)).astype(np.float64)
 
     def _score(self, ev: np.ndarray, base: np.ndarray, ti: TimeIntent,
-               window: tuple[int, int] | None, t_ref: int | None = None) -> np.ndarray:
+               window: tuple[int, int] | None, t_ref: int | None = None,
+               group: np.ndarray | None = None) -> np.ndarray:
         """``base + w_window * in_window + w_order * order`` (time part only in ``"cue"`` mode).
 
         ``order`` is, for an anchor-event question, ``exp(-|t - t_ref| / tau)`` with
         ``tau`` the rule graph's pairing window (the events close in time to the anchor);
         otherwise the event's time rank among the in-window candidates (earliest = 1 for
-        "first", latest = 1 for "last").
+        "first", latest = 1 for "last"): among the events of its own triple when the
+        question asks for a time ("when did X last ..."), among all candidates when it asks
+        for an entity ("who first ...").
         """
         if self.time_mode != "cue":
             return base
@@ -480,9 +501,11 @@ class StarRAGRetriever(BaseRetriever):
             else:
                 order = None
         if order is not None and inside.any():
-            ts = np.unique(t[inside])
-            r = np.searchsorted(ts, t) / max(len(ts) - 1, 1)
-            r = np.clip(r, 0.0, 1.0)
+            if ti.target == "time" and group is not None:
+                r = _rank_within(group, t, inside)
+            else:
+                ts = np.unique(t[inside])
+                r = np.clip(np.searchsorted(ts, t) / max(len(ts) - 1, 1), 0.0, 1.0)
             score += self.w_order * np.where(inside, 1.0 - r if order == "first" else r, 0.0)
         return score
 
@@ -544,7 +567,7 @@ class StarRAGRetriever(BaseRetriever):
             cos = ecos[ev] if ecos is not None else self._index.event_vectors()[ev] @ qv
         else:
             cos = sims[rows][pos]
-        score = self._score(ev, cos, ti, window, t_ref)
+        score = self._score(ev, cos, ti, window, t_ref, group=pos)
         if bonus is not None:
             score = score + bonus[pos]
         pick = self._select(ev, self._index.triple_of_event[ev], score, k)
