@@ -28,9 +28,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _reasoner(index_dir: str):
+    from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.retrievers.event_index import EventIndex
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
-    from chronorag.integrations.temporal_tools import TemporalKGTools
 
     tools = TemporalKGTools(EventIndex.load(index_dir))
     return tools, TemporalReasoner(tools)

@@ -332,12 +332,12 @@ def test_per_call_time_filter_and_metadata_filters(toy_time_index):
     assert r.time_filter is None  # the filter was per call
     f = MetadataFilters(filters=[MetadataFilter(key="start", value="2014-08-01", operator=FilterOperator.GTE),
                                  MetadataFilter(key="start", value="2014-08-31", operator=FilterOperator.LTE)])
-    nodes = r.retrieve("Who did China consult?", filters=f)
+    nodes = r.retrieve("Who did China consult?", time_filter=f)
     assert nodes and all(n.node.metadata["start"].startswith("2014-08") for n in nodes)
     with pytest.raises(ValueError, match="type"):
         r.retrieve("Who did China consult?", time_filter={"type": "around"})
-    with pytest.raises(ValueError, match="date only"):
-        r.retrieve("x?", filters=MetadataFilters(filters=[MetadataFilter(key="subject", value="China")]))
+    with pytest.raises(ValueError, match="not a time field"):
+        r.retrieve("x?", time_filter=MetadataFilters(filters=[MetadataFilter(key="subject", value="China")]))
     # scores are similarities (cosine + time bonus), not ranks; ids are hidden from the LLM
     nodes = r.retrieve("Who did China consult in March 2014?")
     assert nodes[0].score >= nodes[-1].score and nodes[0].score <= 1.0 + r.w_window + r.w_order + r.w_ref

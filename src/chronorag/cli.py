@@ -5,11 +5,12 @@
     chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
     chronorag demo
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
-    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out preds.jsonl]
+    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out run.jsonl] [--judge]
     chronorag star-rag build INDEX_DIR
     chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
-    chronorag ragas PREDICTIONS.jsonl
+    chronorag ragas RUN.jsonl [--tool-calls [--reference REF.jsonl]] [--llm-url URL]
+    chronorag report RUN1.jsonl [RUN2.jsonl ...] --out DIR
     chronorag info INDEX_DIR
 """
 
@@ -126,30 +127,77 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sha256(path: str | os.PathLike[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
+    from chronorag.evaluation.runfile import check_output_path, default_run_path
 
+    if args.judge and not args.llm_url:
+        raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
+    inputs = [args.questions, args.index_dir]
+    if args.out:
+        check_output_path(args.out, inputs=inputs)  # refuse before loading anything
     questions = load_questions(args.questions, limit=args.limit)
     method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
-    out = args.out or Path(tempfile.gettempdir()) / f"chronorag-{args.dataset}-{args.method}.jsonl"
-    metrics = run_eval(method, questions, out_path=out, progress=not args.quiet)
+    judge = None
+    if args.judge:
+        from chronorag.evaluation.judge import MajorityJudge
+        from chronorag.integrations.llm import LLMConfig
+
+        judge = MajorityJudge(LLMConfig(base_url=args.llm_url), votes=args.judge_votes)
+    out = Path(args.out) if args.out else default_run_path(args.dataset, args.method)
+    stale = sorted(out.parent.glob(f".{out.name}.*.partial"))
+    if stale:  # left by interrupted (or still running) runs; never deleted for the user
+        print(f"chronorag eval: note: {len(stale)} partial file(s) from interrupted or concurrent runs next to "
+              f"{out}: {', '.join(p.name for p in stale[:3])}", file=sys.stderr)
+    config = {"dataset": args.dataset, "method": args.method, "index_dir": str(Path(args.index_dir).resolve()),
+              "questions": str(Path(args.questions).resolve()), "questions_sha256": _sha256(args.questions),
+              "limit": args.limit, "llm_url": args.llm_url, "command": "chronorag " + " ".join(getattr(args, "argv", None) or [])}
+    try:
+        metrics = run_eval(method, questions, out_path=out, progress=not args.quiet, judge=judge,
+                           config=config, inputs=inputs)
+    except BaseException as exc:
+        if not args.out and out.exists() and out.stat().st_size == 0:
+            out.unlink()  # the empty placeholder of the default path
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        for note in getattr(exc, "__notes__", []):
+            print(note, file=sys.stderr)
+        print(f"chronorag eval: interrupted; {out} was not changed", file=sys.stderr)
+        return 130
     metrics = {"dataset": args.dataset, "method": args.method, "predictions": str(out), **metrics}
     print(format_table(metrics))
+    if metrics["errors"]:
+        print(f"chronorag eval: {metrics['errors']} of {metrics['n']} questions failed (scored as misses); "
+              f"their rows in {out} have an 'error' field", file=sys.stderr)
     print(json.dumps(metrics, ensure_ascii=False))
     return 0
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from chronorag.workflows.temptool.sft import cronquestions_records, reasoner_records, write_jsonl
     from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
+    from chronorag.workflows.temptool.sft import (
+        cronquestions_records,
+        reasoner_records,
+        write_jsonl,
+    )
 
     if args.source == "cronquestions":
         records = cronquestions_records(args.path, system_prompt=TAGGED_SYSTEM)
     else:
         from chronorag.evaluation import load_questions
+        from chronorag.integrations.temporal_tools import TemporalKGTools
         from chronorag.retrievers.event_index import EventIndex
         from chronorag.workflows.temptool.reasoner import TemporalReasoner
-        from chronorag.integrations.temporal_tools import TemporalKGTools
 
         if not args.index:
             raise ValueError("--index INDEX_DIR is needed to run the reasoner")
@@ -184,7 +232,11 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_tgrag_index(args: argparse.Namespace) -> int:
-    from chronorag.retrievers.tgrag_index import add_period, build_tgrag_index, read_period_documents
+    from chronorag.retrievers.tgrag_index import (
+        add_period,
+        build_tgrag_index,
+        read_period_documents,
+    )
 
     docs = read_period_documents(args.docs, period=args.period)
     extractor = None
@@ -204,9 +256,32 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ragas(args: argparse.Namespace) -> int:
-    from chronorag.integrations.ragas_eval import ragas_scores
+    from chronorag.errors import DataFormatError
+    from chronorag.integrations.ragas_eval import load_predictions, ragas_scores, tool_call_scores
 
-    print(json.dumps({"predictions": str(args.predictions), **ragas_scores(args.predictions)}))
+    if args.reference and not args.tool_calls:
+        raise ValueError("--reference is for --tool-calls (the reference tool-call traces)")
+    rows = load_predictions(args.predictions, include_errors=True)  # every line validated first
+    scorable = [r for r in rows if not r.get("error")]
+    if not scorable:
+        raise DataFormatError(f"{args.predictions}: every question is an error row; nothing to score")
+    if args.tool_calls:
+        scores = tool_call_scores(scorable, reference=args.reference, progress=not args.quiet)
+    else:
+        scores = ragas_scores(scorable, llm=args.llm_url, embedding_url=args.embedding_url,
+                              embedding_model=args.embedding_model, progress=not args.quiet)
+    print(json.dumps({"predictions": str(args.predictions), "skipped_error_rows": len(rows) - len(scorable),
+                      **scores}))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from chronorag.evaluation.report import build_report
+
+    t0 = time.perf_counter()
+    page = build_report(args.runs, args.out, title=args.title)
+    print(json.dumps({"report": str(page), "figures": sorted(str(p) for p in page.parent.glob("*.png")),
+                      "runs": len(args.runs), "total_s": round(time.perf_counter() - t0, 2)}))
     return 0
 
 
@@ -220,8 +295,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from chronorag.graphs.io import read_events
-    from chronorag.retrievers.event_index import build_event_index
     from chronorag.retrievers.dense import DenseEventRetriever
+    from chronorag.retrievers.event_index import build_event_index
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
     print("chronorag demo: offline, no LLM (symbolic temporal reasoning over the KG, dense retrieval for contrast)")
@@ -235,8 +310,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                       begin_time="2014-03", end_time="2014-03", type="in/on")
     print("   " + ", ".join(store.start_text(int(i)) for i in ids))
     print("3. TempTool tools + no-LLM temporal reasoner (question form -> tool calls -> ranked answers)")
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
 
     reasoner = TemporalReasoner(TemporalKGTools(idx))
     for q in DEMO_QUESTIONS:
@@ -293,8 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("questions")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--limit", type=int, default=None)
-    sp.add_argument("--out", default=None, help="predictions JSONL")
+    sp.add_argument("--out", default=None,
+                    help="run file (JSONL) to write; replaced atomically when the run ends "
+                         "(default: a new unique file in the temp directory)")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--judge", action="store_true",
+                    help="also score the first answer with an LLM judge (majority of 3 calls; needs --llm-url)")
+    sp.add_argument("--judge-votes", type=int, default=3, help="judge calls per answer (odd)")
     sp.set_defaults(func=_cmd_eval)
 
     sp = sub.add_parser("star-rag", help="STAR-RAG jobs")
@@ -327,9 +407,25 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, default=None)
     sp.set_defaults(func=_cmd_sft)
 
-    sp = sub.add_parser("ragas", help="RAGAS scores (LLM-free metrics) of a predictions file from `eval`")
-    sp.add_argument("predictions")
+    sp = sub.add_parser("ragas", help="RAGAS scores of a run file from `eval` (LLM-free and temporal "
+                                      "metrics; LLM metrics with --llm-url; tool-call accuracy with --tool-calls)")
+    sp.add_argument("predictions", help="the run file (JSONL) `chronorag eval --out` wrote")
+    sp.add_argument("--tool-calls", action="store_true",
+                    help="score tool-call traces with RAGAS ToolCallAccuracy in strict order")
+    sp.add_argument("--reference", default=None,
+                    help="with --tool-calls: question file with reference_tool_calls, or a run file whose traces "
+                         "are the reference (default: reference_tool_calls in the predictions)")
+    sp.add_argument("--llm-url", default=None,
+                    help="OpenAI-compatible endpoint for faithfulness, answer correctness and context precision")
+    sp.add_argument("--embedding-url", default=None, help="embeddings endpoint (default: --llm-url)")
+    sp.add_argument("--embedding-model", default=None, help="embeddings model name (default: the LLM model name)")
     sp.set_defaults(func=_cmd_ragas)
+
+    sp = sub.add_parser("report", help="side-by-side HTML report (with PNG figures) of run files from `eval`")
+    sp.add_argument("runs", nargs="+", help="run files (JSONL) written by `chronorag eval --out`")
+    sp.add_argument("--out", required=True, help="directory for index.html and the PNGs (created if missing)")
+    sp.add_argument("--title", default=None)
+    sp.set_defaults(func=_cmd_report)
 
     sp = sub.add_parser("info", help="print an index directory's metadata")
     sp.add_argument("index_dir")
@@ -341,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chronorag`` console script."""
     set_offline_env()
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args))
     except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:

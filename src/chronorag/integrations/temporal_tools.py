@@ -33,6 +33,7 @@ import numpy as np
 
 from chronorag.errors import ChronoRAGError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.alignment import (
     Alignment,
     LexicalReranker,
@@ -40,7 +41,6 @@ from chronorag.workflows.temptool.alignment import (
     Reranker,
     relation_tokens,
 )
-from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES"]
 

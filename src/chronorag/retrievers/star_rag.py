@@ -35,21 +35,19 @@ cosine instead: a control with as many candidates as the rule graph supplies.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.rule_graph import RuleGraph
-from chronorag.graphs.time import FILTER_TYPES, Granularity, parse_time, temporal_mask
+from chronorag.graphs.time import Granularity, parse_time, temporal_mask
 from chronorag.graphs.tquestion import parse_question
+from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.dense import event_node
 from chronorag.retrievers.event_index import EventIndex
 
@@ -73,10 +71,6 @@ _DAY = 1440
 _MONTH = 31 * _DAY
 _NEG, _POS = np.iinfo(np.int64).min // 4, np.iinfo(np.int64).max // 4
 _FILTER_KEYS = ("time", "start", "date")
-
-# per-call time filter (set by retrieve/aretrieve, read in _retrieve; copied into worker threads)
-_CALL_FILTER: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("star_rag_filter", default=None)
-
 
 # ------------------------------------------------------------------ question time
 @dataclass
@@ -155,71 +149,6 @@ def time_intent(question: str) -> TimeIntent:
     return ti
 
 
-def filter_from_metadata(filters: Any) -> dict[str, str]:
-    """Turn LlamaIndex ``MetadataFilters`` on the event date into a time filter.
-
-    Supported: keys ``time``/``start``/``date`` with ``>``, ``>=``, ``<``, ``<=``, ``==``
-    and an ISO date/month/year value, joined by AND.
-    """
-    from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
-
-    if not isinstance(filters, MetadataFilters):
-        raise TypeError(f"filters must be llama_index MetadataFilters, got {type(filters).__name__}")
-    if filters.condition not in (None, FilterCondition.AND) and len(filters.filters) > 1:
-        raise ValueError(f"only AND-joined date filters are supported, got {filters.condition}")
-    lo, hi = "-inf", "inf"
-    lo_v, hi_v = -np.inf, np.inf
-    for f in filters.filters:
-        if isinstance(f, MetadataFilters) or f.key not in _FILTER_KEYS:
-            raise ValueError(f"StarRAGRetriever filters on the event date only (keys {_FILTER_KEYS}), got {f!r}")
-        tp = parse_time(str(f.value))
-        if f.operator == FilterOperator.EQ:
-            cand_lo, cand_hi = (tp.lo, str(tp)), (tp.hi, str(tp))
-        elif f.operator in (FilterOperator.GT,):
-            cand_lo, cand_hi = (tp.hi, _after(tp)), None
-        elif f.operator in (FilterOperator.GTE,):
-            cand_lo, cand_hi = (tp.lo, str(tp)), None
-        elif f.operator in (FilterOperator.LT,):
-            cand_lo, cand_hi = None, (tp.lo, _before(tp))
-        elif f.operator in (FilterOperator.LTE,):
-            cand_lo, cand_hi = None, (tp.hi, str(tp))
-        else:
-            raise ValueError(f"unsupported date filter operator {f.operator!r}; use >, >=, <, <= or ==")
-        if cand_lo is not None and cand_lo[0] > lo_v:
-            lo_v, lo = cand_lo
-        if cand_hi is not None and cand_hi[0] < hi_v:
-            hi_v, hi = cand_hi
-    return {"begin_time": lo, "end_time": hi, "type": "between"}
-
-
-def _after(tp: Any) -> str:
-    from chronorag.graphs.time import minutes_to_iso
-
-    return minutes_to_iso(tp.hi, Granularity.DAY)
-
-
-def _before(tp: Any) -> str:
-    from chronorag.graphs.time import minutes_to_iso
-
-    return minutes_to_iso(tp.lo - _DAY, Granularity.DAY)
-
-
-def _check_filter(tf: Any) -> dict[str, str] | None:
-    if tf is None:
-        return None
-    if not isinstance(tf, dict):
-        raise TypeError(f"time_filter must be a dict with begin_time/end_time/type, got {type(tf).__name__}")
-    bad = set(tf) - {"begin_time", "end_time", "type"}
-    if bad:
-        raise ValueError(f"time_filter has unknown keys {sorted(bad)}; use begin_time, end_time, type")
-    out = {"begin_time": str(tf.get("begin_time", "-inf")), "end_time": str(tf.get("end_time", "inf")),
-           "type": str(tf.get("type", "in/on"))}
-    if out["type"] not in FILTER_TYPES:
-        raise ValueError(f"time_filter type must be one of {FILTER_TYPES}, got {out['type']!r}")
-    temporal_mask(np.zeros(0, np.int64), np.zeros(0, np.int64), out["begin_time"], out["end_time"], out["type"])
-    return out
-
-
 def _rank_within(group: np.ndarray, t: np.ndarray, inside: np.ndarray) -> np.ndarray:
     """Each event's time rank in [0, 1] among the in-window events of its group (0 = earliest)."""
     r = np.zeros(len(t))
@@ -236,7 +165,7 @@ def _rank_within(group: np.ndarray, t: np.ndarray, inside: np.ndarray) -> np.nda
 
 
 # ------------------------------------------------------------------ retriever
-class StarRAGRetriever(BaseRetriever):
+class StarRAGRetriever(TemporalRetriever):
     """LlamaIndex retriever implementing STAR-RAG over an :class:`EventIndex` and a :class:`RuleGraph`.
 
     Parameters
@@ -274,9 +203,11 @@ class StarRAGRetriever(BaseRetriever):
         No-rule control: re-rank the top ``dense_pool`` triples by cosine (0 = anchors only).
     ppr_weight : float
         Weight of normalised PPR mass added to the re-rank score (0 = the paper).
-    time_filter : dict, optional
-        Default TempTool-style filter (``begin_time``, ``end_time``, ``type``); a call
-        can pass its own (``retrieve(q, time_filter=...)`` or ``filters=MetadataFilters``).
+    time_filter : TimeFilter, dict or MetadataFilters, optional
+        Default TempTool-style filter (``begin_time``, ``end_time``, ``type``); a call can
+        pass its own: ``retrieve(q, time_filter=...)`` (see
+        :class:`~chronorag.retrievers.base.TemporalRetriever`); ``aretrieve`` runs in a
+        worker thread.
 
     Notes
     -----
@@ -310,7 +241,7 @@ class StarRAGRetriever(BaseRetriever):
         rerank_pool: int = 200,
         dense_pool: int = 0,
         ppr_weight: float = 0.0,
-        time_filter: dict[str, str] | None = None,
+        time_filter: Any = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):
@@ -354,10 +285,9 @@ class StarRAGRetriever(BaseRetriever):
         self.rerank_pool = rerank_pool
         self.dense_pool = dense_pool
         self.ppr_weight = ppr_weight
-        self.time_filter = _check_filter(time_filter)
         self._node_triples: tuple[np.ndarray, np.ndarray] | None = None
         self._ent_triples: tuple[np.ndarray, np.ndarray] | None = None
-        super().__init__(**kwargs)
+        super().__init__(time_filter=time_filter, **kwargs)
 
     @property
     def k1(self) -> int:
@@ -369,32 +299,6 @@ class StarRAGRetriever(BaseRetriever):
         if value < 1:
             raise ValueError(f"k1 must be >= 1, got {value}")
         self.similarity_top_k = int(value)
-
-    # --------------------------------------------------------------- public API
-    def retrieve(self, str_or_query_bundle: str | QueryBundle, *, time_filter: dict[str, str] | None = None,
-                 filters: Any = None) -> list[NodeWithScore]:
-        """LlamaIndex ``retrieve`` plus a per-call ``time_filter`` or date ``MetadataFilters``."""
-        token = _CALL_FILTER.set(self._call_filter(time_filter, filters))
-        try:
-            return super().retrieve(str_or_query_bundle)
-        finally:
-            _CALL_FILTER.reset(token)
-
-    async def aretrieve(self, str_or_query_bundle: str | QueryBundle, *, time_filter: dict[str, str] | None = None,
-                        filters: Any = None) -> list[NodeWithScore]:
-        """Async :meth:`retrieve` (the work runs in a worker thread, so ``gather`` is concurrent)."""
-        token = _CALL_FILTER.set(self._call_filter(time_filter, filters))
-        try:
-            return await super().aretrieve(str_or_query_bundle)
-        finally:
-            _CALL_FILTER.reset(token)
-
-    def _call_filter(self, time_filter: Any, filters: Any) -> dict[str, str] | None:
-        if time_filter is not None and filters is not None:
-            raise ValueError("pass time_filter or filters, not both")
-        if filters is not None:
-            return filter_from_metadata(filters)
-        return _check_filter(time_filter) if time_filter is not None else self.time_filter
 
     # ----------------------------------------------------------------- helpers
     def _event_table(self) -> tuple[np.ndarray, np.ndarray]:
@@ -533,11 +437,11 @@ class StarRAGRetriever(BaseRetriever):
                 break
         return np.array(out, dtype=np.int64)
 
-    def _filter_mask(self, ev: np.ndarray, tf: dict[str, str] | None) -> np.ndarray:
-        if tf is None:
+    def _filter_mask(self, ev: np.ndarray, tf: TimeFilter | None) -> np.ndarray:
+        if tf is None or tf.is_open:
             return np.ones(len(ev), dtype=bool)
         st = self._index.store
-        return temporal_mask(st.t_lo[ev], st.t_hi[ev], tf["begin_time"], tf["end_time"], tf["type"])
+        return temporal_mask(st.t_lo[ev], st.t_hi[ev], tf.begin_time, tf.end_time, tf.type)
 
     def _cap(self, rows: np.ndarray, sims: np.ndarray, ref_row: int | None, n: int) -> np.ndarray:
         """The ``n`` best triples by ``cosine + w_ref * related`` (the re-rank's candidate cap)."""
@@ -547,7 +451,7 @@ class StarRAGRetriever(BaseRetriever):
         return np.sort(rows[np.argpartition(-prior, n - 1)[:n]])
 
     def _rank_rows(self, rows: np.ndarray, sims: np.ndarray, qv: np.ndarray, ti: TimeIntent,
-                   window: tuple[int, int] | None, tf: dict[str, str] | None, k: int, *,
+                   window: tuple[int, int] | None, tf: TimeFilter | None, k: int, *,
                    bonus: np.ndarray | None = None, ecos: np.ndarray | None = None,
                    ref: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Score every event of triple ``rows`` and pick ``k``: (events, scores, cosines)."""
@@ -574,12 +478,12 @@ class StarRAGRetriever(BaseRetriever):
         return ev[pick], score[pick], np.asarray(cos)[pick]
 
     # ------------------------------------------------------------------- steps
-    def retrieve_event_ids(self, query: str, *, time_filter: dict[str, str] | None = None
+    def retrieve_event_ids(self, query: str, *, time_filter: Any = None
                            ) -> tuple[np.ndarray, dict[str, Any]]:
         """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError(f"query must be a non-empty string, got {query!r}")
-        tf = _check_filter(time_filter) if time_filter is not None else self.time_filter
+        tf = as_time_filter(time_filter) or self.time_filter
         idx = self._index
         k1 = self.similarity_top_k
         ti = time_intent(query) if self.time_mode == "cue" else TimeIntent()
@@ -671,7 +575,7 @@ class StarRAGRetriever(BaseRetriever):
         return self._node_triples
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        ids, info = self.retrieve_event_ids(query_bundle.query_str, time_filter=_CALL_FILTER.get())
+        ids, info = self.retrieve_event_ids(query_bundle.query_str, time_filter=self.time_filter_for(query_bundle))
         rg = self.rule_graph
         out = []
         for e in ids.tolist():
@@ -679,9 +583,6 @@ class StarRAGRetriever(BaseRetriever):
             out.append(event_node(self._index, e, info["score"].get(e, 0.0), cosine=info["cosine"].get(e, 0.0),
                                   ppr=info["ppr"].get(e, 0.0), rule_nodes=nodes))
         return out
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
 class StarRAGPGRetriever(CustomPGRetriever):

@@ -31,13 +31,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.llm import LLMConfig
-from chronorag.workflows.temptool.tagged_protocol import format_obs, parse_turn, split_answers
-from chronorag.workflows.temptool.reasoner import TemporalReasoner
 from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.prompts import NATIVE_SYSTEM, TAGGED_SYSTEM
+from chronorag.workflows.temptool.reasoner import TemporalReasoner
 from chronorag.workflows.temptool.state import AgentInput, AgentOutput, AgentState
+from chronorag.workflows.temptool.tagged_protocol import format_obs, parse_turn, split_answers
 
 __all__ = ["build_graph", "graph", "PROTOCOLS"]
 
