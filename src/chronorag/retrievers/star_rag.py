@@ -6,21 +6,31 @@ Per query (Alg. 1, Sec. 3.3, with the time handling described below):
    :func:`chronorag.graphs.tquestion.parse_question`: an explicit time window ("in
    April 2005", "before 22 October 2008", "between ... and ..."), an ordinal
    ("first"/"last"), and an anchor event ("before Ethiopia", "the same month as X").
-   An anchor event's date is found among the retrieved triples: the entity nearest
-   the anchor phrase (by embedding), its best-matching triple, that triple's first
-   event (as the TempTool reasoner reads MultiTQ).
-2. **Anchors** (``k1``). The query's cosine to every distinct triple; the events of the
-   top ``anchor_pool`` triples are scored ``cosine + w_window * in_window + w_order *
-   order`` (``order`` in [0, 1]: the event's time rank among the in-window candidates,
-   earliest first for "first" or "after", latest first for "last" or "before") and
-   picked greedily so they **cover the question**: at most ``max_per_triple`` events
-   of one triple, and never two of one triple in the same month.
-3. **Seeded PPR** (App. C personalization over the anchors' rule nodes, or uniform),
-   on the undirected rule graph or, with ``directed=True``, following the chain edges
-   forward for "after" questions and backward for "before" ones.
-4. **Candidates**: the events of the top-``k2`` rule nodes plus the anchors.
-5. **Re-rank**: the same time-aware score and the same covering selection as step 2
-   over the ``rerank_pool`` best candidate triples; the top ``k1`` are returned.
+   The anchor event is looked up: the KG entity whose name is nearest the anchor
+   phrase (by embedding), among its triples the one nearest the main clause plus the
+   anchor phrase, and that triple's first event (as the TempTool reasoner reads
+   MultiTQ). Its date bounds the window ("before" / "after" / the same day, month or
+   year).
+2. **Anchors** (``similarity_top_k`` = K1). The query's cosine to every distinct triple;
+   the events of the top ``anchor_pool`` triples are scored
+
+   ``cosine + w_window * in_window + w_order * order + w_ref * related``
+
+   where ``order`` in [0, 1] is, for an anchor-event question, ``exp(-|t - t_anchor| /
+   30 days)`` (the rule graph's pairing window), otherwise the time rank for "first" /
+   "last" (within the event's triple when a time is asked, across candidates when an
+   entity is), and ``related`` marks triples sharing two of (subject, relation, object)
+   with the anchor event's triple (the event-Hamming <= 2 relation the rule graph's edges
+   come from). Of the anchor event's own triple only the anchor event is kept. Events
+   are picked greedily so they **cover the question**: at most ``max_per_triple`` events
+   of one triple, never two of one triple in the same month.
+3. **Seeded PPR** (App. C personalization over the rule nodes of the anchors and the
+   anchor event, or uniform), on the undirected rule graph or, with ``directed=True``,
+   following the chain edges forward for "after" questions and backward for "before" ones.
+4. **Candidates**: the triples supporting the top-``k2`` rule nodes plus the anchors',
+   capped to the ``rerank_pool`` best by ``cosine + w_ref * related``.
+5. **Re-rank**: the same score and the same covering selection as step 2 over the
+   candidates' events; the top K1 are returned.
 
 ``time_mode`` picks the time signal: ``"cue"`` (the parser, above), ``"dated"`` (the
 paper's variant: cosine to each event's *dated* sentence, App. H's pass over all events;
