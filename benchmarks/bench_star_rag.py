@@ -8,6 +8,7 @@ Usage (repo root, .venv active; INDEX_DIR from `chronorag ingest ../shared/data/
     python benchmarks/bench_star_rag.py grid INDEX_DIR [--k1 5,10]  # K1, K2 in {5, 10, 20, 40}: recall@10 (star and no-rule)
     python benchmarks/bench_star_rag.py incremental INDEX_DIR  # 1% append vs rebuild: time and recall
     python benchmarks/bench_star_rag.py tokens INDEX_DIR     # prompt tokens of the answer prompt
+    python benchmarks/bench_star_rag.py pg-compare INDEX_DIR # vs PropertyGraphIndex + VectorContextRetriever
 
 Answer recall@10: the gold answer is the subject or object of one of the 10 retrieved
 events, or its date at the gold's granularity. Each command prints one JSON object.
@@ -181,9 +182,85 @@ def bench_tokens(index_dir: str) -> dict:
     return out
 
 
+def bench_pg_compare(index_dir: str, limit: int | None = None) -> dict:
+    """STAR-RAG vs LlamaIndex's own ``PropertyGraphIndex`` + ``VectorContextRetriever`` on the same events.
+
+    The events of ``index_dir`` are exported into a ``SimplePropertyGraphStore`` (the
+    existing bridge), every entity node is embedded with the index's encoder (wrapped as a
+    LlamaIndex embedding) into the index's vector store, and ``VectorContextRetriever``
+    (top-4 entity nodes, path depth 1, its default limit of 30 triplets) answers each dev
+    question. Recall@10 is read from its first 10 triplets (subject, object, date of the
+    ``"relation @ date"`` label), exactly as for STAR-RAG.
+    """
+    import resource
+
+    from llama_index.core.graph_stores import SimplePropertyGraphStore
+    from llama_index.core.indices.property_graph import PropertyGraphIndex, VectorContextRetriever
+    from llama_index.core.llms import MockLLM
+
+    from chronorag.integrations.embeddings import as_llama_index_embedding
+    from chronorag.integrations.property_graph import export_to_property_graph, parse_relation_label
+    from chronorag.metrics import answer_matches
+    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+
+    def rss_mb() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    idx = EventIndex.load(index_dir)
+    qs = _questions()[:limit] if limit else _questions()
+    out: dict = {"events": len(idx.store), "questions": len(qs)}
+    star = StarRAGRetriever(idx)
+    star.retrieve_event_ids(qs[0]["question"])
+    out["star-rag"] = _recall_by_qtype(star, idx.store, qs)
+    rss0 = rss_mb()
+    t = time.perf_counter()
+    pg = SimplePropertyGraphStore()
+    export_to_property_graph(idx.store, pg)
+    t_export = time.perf_counter() - t
+    emb = as_llama_index_embedding(idx.encoder)
+    t = time.perf_counter()
+    pgi = PropertyGraphIndex.from_existing(property_graph_store=pg, embed_model=emb, llm=MockLLM(),
+                                           embed_kg_nodes=True, show_progress=False)
+    kg_nodes = list(pg.graph.nodes.values())
+    vecs = idx.encoder.encode([str(n) for n in kg_nodes])
+    for n, v in zip(kg_nodes, vecs):
+        n.embedding = v.tolist()
+    pgi._insert_nodes_to_vector_index(kg_nodes)
+    t_embed = time.perf_counter() - t
+    out["property_graph_build"] = {"export_s": round(t_export, 1), "embed_nodes_s": round(t_embed, 1),
+                                   "entity_nodes": len(kg_nodes), "peak_rss_mb": round(rss_mb()),
+                                   "rss_growth_mb": round(rss_mb() - rss0)}
+    vcr = VectorContextRetriever(pg, vector_store=pgi.vector_store, embed_model=emb, include_text=False,
+                                 similarity_top_k=4, path_depth=1)
+    by: dict[str, list[float]] = defaultdict(list)
+    lat = []
+    for q in qs:
+        t = time.perf_counter()
+        nodes = vcr.retrieve(q["question"])
+        lat.append((time.perf_counter() - t) * 1000)
+        cands = []
+        for n in nodes[:10]:
+            parts = n.node.get_content().split(" -> ")
+            if len(parts) == 3:
+                _, start, _ = parse_relation_label(parts[1])
+                cands += [parts[0], parts[2], start]
+        h = float(any(answer_matches(c, g) for c in cands for g in q["answers"]))
+        by["all"].append(h)
+        by[q["qtype"]].append(h)
+        by["multi-event" if q["qtype"] in ("equal_multi", "after_first", "before_last") else "single-event"].append(h)
+    lat.sort()
+    out["vector-context"] = {"recall@10": {k: round(sum(v) / len(v), 4) for k, v in sorted(by.items())},
+                             "latency_ms": {"p50": round(statistics.median(lat), 1),
+                                            "p95": round(lat[int(0.95 * (len(lat) - 1))], 1)},
+                             "loadavg_1min": round(os.getloadavg()[0], 1)}
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["quality", "grid", "incremental", "tokens"])
+    p.add_argument("what", choices=["quality", "grid", "incremental", "tokens", "pg-compare"])
+    p.add_argument("--limit", type=int, default=None, help="pg-compare: first N questions")
     p.add_argument("index")
     p.add_argument("--time-mode", default="cue", choices=["cue", "dated", "none"])
     p.add_argument("--k1", default="5,10,20,40", help="grid: K1 values (comma-separated)")
@@ -191,6 +268,8 @@ def main() -> None:
     a = p.parse_args()
     if a.what == "quality":
         res = bench_quality(a.index, a.time_mode, a.configs)
+    elif a.what == "pg-compare":
+        res = bench_pg_compare(a.index, a.limit)
     elif a.what == "grid":
         res = bench_grid(a.index, a.time_mode, tuple(int(x) for x in a.k1.split(",")))
     else:
