@@ -11,7 +11,12 @@
     chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
     chronorag ragas RUN.jsonl [--tool-calls [--reference REF.jsonl]] [--llm-url URL]
     chronorag report RUN1.jsonl [RUN2.jsonl ...] --out DIR
+    chronorag topg index CORPUS --out INDEX_DIR [--llm-url URL] [--encoder minilm|static] [--add]
+    chronorag eval 2wiki INDEX_DIR QUESTIONS.jsonl --method topg-local [--max-iter N] [--lam X]
     chronorag info INDEX_DIR
+    chronorag kg-irag generate --source nyc-weather --n 600 --seed 0 --out QUESTIONS.jsonl
+    chronorag kg-irag ask "question" --source nyc-weather [--method kg-irag] [--llm-url URL]
+    chronorag eval kg-irag QUESTIONS.jsonl --source nyc-weather --method kg-irag|single-pass|limited|no-check
 """
 
 from __future__ import annotations
@@ -141,6 +146,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
     from chronorag.evaluation.runfile import check_output_path, default_run_path
 
+    if args.dataset in ("2wiki", "graphrag-bench"):
+        from chronorag.evaluation.passages import run_passage_eval
+
+        opts = {k: v for k, v in (("max_iter", args.max_iter), ("lam", args.lam)) if v is not None}
+        metrics = run_passage_eval(args.dataset, args.index_dir, args.questions, method=args.method,
+                                   llm_url=args.llm_url, limit=args.limit, out_path=args.out,
+                                   token_budget=args.token_budget, progress=not args.quiet, **opts)
+        print(json.dumps(metrics, ensure_ascii=False))
+        return 0
     if args.judge and not args.llm_url:
         raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
     inputs = [args.questions, args.index_dir]
@@ -255,6 +269,24 @@ def _cmd_tgrag_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_topg_index(args: argparse.Namespace) -> int:
+    from chronorag.workflows.topg.index import add_documents, build_topg_index, read_corpus
+
+    passages = read_corpus(args.corpus)
+    llm = None
+    if args.llm_url:
+        from chronorag.integrations.llm import LLMConfig
+
+        llm = LLMConfig(base_url=args.llm_url)
+    if args.add:
+        _, summary = add_documents(args.out, passages, llm=llm, cache=args.cache, progress=not args.quiet)
+    else:
+        _, summary = build_topg_index(passages, args.out, encoder=args.encoder, llm=llm, cache=args.cache,
+                                      communities=not args.no_communities, progress=not args.quiet)
+    print(json.dumps(summary, ensure_ascii=False))
+    return 0
+
+
 def _cmd_ragas(args: argparse.Namespace) -> int:
     from chronorag.errors import DataFormatError
     from chronorag.integrations.ragas_eval import load_predictions, ragas_scores, tool_call_scores
@@ -326,6 +358,109 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kg_irag_kg(args: argparse.Namespace) -> Any:
+    from chronorag.integrations.records import load_source_kg
+
+    t0 = time.perf_counter()
+    kg, rows = load_source_kg(args.source, records=args.records)
+    return kg, rows, time.perf_counter() - t0
+
+
+def _cmd_kg_irag_generate(args: argparse.Namespace) -> int:
+    from chronorag.workflows.kg_irag.questions import generate_questions, write_questions
+
+    kg, rows, dt = _kg_irag_kg(args)
+    qs = generate_questions(rows, kg.spec, n=args.n, seed=args.seed)
+    write_questions(qs, args.out)
+    counts: dict[str, int] = {}
+    for q in qs:
+        counts[q["type"]] = counts.get(q["type"], 0) + 1
+    print(json.dumps({"source": kg.spec.source, "out": str(args.out), "questions": len(qs), "by_type": counts,
+                      "kg": {"records": len(kg), "triples": kg.n_triples, "build_s": round(dt, 3),
+                             "load_report": kg.report.as_dict()}}))
+    return 0
+
+
+def _cmd_kg_irag_ask(args: argparse.Namespace) -> int:
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.workflows.kg_irag.graph import build_graph
+
+    if not args.question.strip():
+        raise ValueError("the question is empty")
+    kg, _, _ = _kg_irag_kg(args)
+    llm = LLMConfig(base_url=args.llm_url) if args.llm_url else None
+    g = build_graph(kg=kg, llm=llm, method=args.method, source=kg.spec.source, use_llm=bool(args.llm_url))
+    out = g.invoke({"question": args.question})
+    res = {k: out.get(k) for k in ("answer", "rationale", "plan", "iterations", "stopped_by", "evidence_ids",
+                                   "llm_errors", "mode", "error")}
+    if args.json:
+        print(json.dumps(res, ensure_ascii=False))
+        return 0 if not out.get("error") else 2
+    if out.get("error"):
+        raise ValueError(f"cannot plan the question: {out['error']}")
+    print(f"Q: {args.question}\nmethod: {args.method} ({out.get('mode')})")
+    print(f"answer: {out['answer']}\nrationale: {out['rationale']}")
+    print(f"iterations: {out['iterations']} (stopped by {out['stopped_by']}), facts: {len(out['evidence_ids'])}")
+    return 0
+
+
+def _cmd_kg_irag_eval(args: argparse.Namespace) -> int:
+    from chronorag.graphs.persist import iter_jsonl
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.workflows.kg_irag.evaluate import evaluate
+
+    qs = [row for _, row in iter_jsonl(args.questions)]
+    if args.limit:
+        qs = qs[: args.limit]
+    kg, _, dt = _kg_irag_kg(args)
+    llm = LLMConfig(base_url=args.llm_url) if args.llm_url else None
+    out = args.out or Path(tempfile.gettempdir()) / f"chronorag-kg-irag-{kg.spec.source}-{args.method}.jsonl"
+    metrics = evaluate(qs, kg=kg, method=args.method, llm=llm, out_path=out, progress=not args.quiet,
+                       t_max=args.t_max)
+    metrics = {"dataset": "kg-irag", "predictions": str(out), "kg_build_s": round(dt, 3), **metrics}
+    rows = [("overall", metrics)] + list(metrics["by_type"].items())
+    cols = ["accuracy", "em", "f1", "hit_rate", "hallucination_rate", "iterations_mean", "evidence_facts_mean"]
+    print(f"{'group':<10}{'n':>6}" + "".join(f"{c:>21}" for c in cols))
+    for name, m in rows:
+        print(f"{name:<10}{m['n']:>6}" + "".join(f"{m[c]:>21}" for c in cols))
+    print(json.dumps(metrics, ensure_ascii=False))
+    return 0
+
+
+def _add_kg_irag(sub: Any) -> None:
+    from chronorag.workflows.kg_irag.state import METHODS as KG_METHODS
+
+    def src(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--source", default="nyc-weather",
+                        help="nyc-weather, nyc-flights, seattle-weather, or a record spec .json (with --records)")
+        sp.add_argument("--records", default=None, help="records CSV for a spec .json")
+
+    sp = sub.add_parser("kg-irag", help="KG-iRAG over weather/flight records: generate questions, ask, eval")
+    ksub = sp.add_subparsers(dest="kg_command", required=True)
+    b = ksub.add_parser("generate", help="generate Q1/Q2/Q3 questions with gold answers and minimal evidence")
+    src(b)
+    b.add_argument("--n", type=int, default=600)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", required=True)
+    b.set_defaults(func=_cmd_kg_irag_generate)
+    b = ksub.add_parser("ask", help="answer one question")
+    b.add_argument("question")
+    src(b)
+    b.add_argument("--method", default="kg-irag", choices=KG_METHODS)
+    b.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=_cmd_kg_irag_ask)
+    b = ksub.add_parser("eval", help="evaluate on a question file (also: chronorag eval kg-irag ...)")
+    b.add_argument("questions")
+    src(b)
+    b.add_argument("--method", default="kg-irag", choices=KG_METHODS)
+    b.add_argument("--llm-url", default=None)
+    b.add_argument("--t-max", type=int, default=6)
+    b.add_argument("--limit", type=int, default=None)
+    b.add_argument("--out", default=None, help="per-question JSONL")
+    b.set_defaults(func=_cmd_kg_irag_eval)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``chronorag`` command."""
     p = argparse.ArgumentParser(prog="chronorag", description="Temporal GraphRAG components.")
@@ -363,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_ask)
 
     sp = sub.add_parser("eval", help="evaluate a method on a question file")
-    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl"])
+    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl", "2wiki", "graphrag-bench"])
     sp.add_argument("index_dir")
     sp.add_argument("questions")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
@@ -372,6 +507,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run file (JSONL) to write; replaced atomically when the run ends "
                          "(default: a new unique file in the temp directory)")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--max-iter", type=int, default=None, help="ToPG: Suggestion-Selection iterations")
+    sp.add_argument("--lam", type=float, default=None, help="ToPG: structural weight lambda")
+    sp.add_argument("--token-budget", type=int, default=None,
+                    help="graphrag-bench: context tokens per question (default 1000)")
     sp.add_argument("--judge", action="store_true",
                     help="also score the first answer with an LLM judge (majority of 3 calls; needs --llm-url)")
     sp.add_argument("--judge-votes", type=int, default=3, help="judge calls per answer (odd)")
@@ -397,6 +536,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
     add_encoder_opts(b)
     b.set_defaults(func=_cmd_tgrag_index)
+
+    sp = sub.add_parser("topg", help="ToPG jobs")
+    tsub = sp.add_subparsers(dest="topg_command", required=True)
+    b = tsub.add_parser("index", help="build a ToPG proposition graph from a corpus")
+    b.add_argument("corpus", help="JSON list of {title, text} or {context} records, or a folder of .txt/.md files")
+    b.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    b.add_argument("--add", action="store_true", help="add the passages to an existing index")
+    b.add_argument("--no-communities", action="store_true", help="skip the Leiden communities (Global mode)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_topg_index)
 
     sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
     sp.add_argument("source", choices=["cronquestions", "reasoner"],
@@ -430,12 +580,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("info", help="print an index directory's metadata")
     sp.add_argument("index_dir")
     sp.set_defaults(func=_cmd_info)
+
+    _add_kg_irag(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chronorag`` console script."""
     set_offline_env()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pos = [i for i, a in enumerate(argv) if not a.startswith("-")]
+    if len(pos) >= 2 and argv[pos[0]] == "eval" and argv[pos[1]] == "kg-irag":
+        argv[pos[0]], argv[pos[1]] = "kg-irag", "eval"  # `eval kg-irag ...` is `kg-irag eval ...`
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:

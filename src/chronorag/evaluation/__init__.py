@@ -42,10 +42,18 @@ Methods registered here (others add themselves with :func:`register_method`):
 ``star-rag`` (and the ablations ``star-rag-uniform``, ``star-rag-norule``)
     STAR-RAG retrieval; answers by the LLM, or by the temporal reasoner reading only
     the retrieved events (no LLM).
+``kg-irag``
+    KG-iRAG over a record source (``index_dir`` = ``nyc-weather``, ``nyc-flights``,
+    ``seattle-weather``); its Sec. 5.1 metrics come from ``chronorag eval kg-irag``.
+``topg-naive``, ``topg-local``, ``topg-global`` and ``dense-passages``
+    ToPG over a proposition-graph index (``chronorag topg index``) and the dense passage
+    baseline; ``info["passage_ids"]`` feeds ``chronorag eval 2wiki|graphrag-bench``
+    (:mod:`chronorag.evaluation.passages`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import time
@@ -56,9 +64,9 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError, UnknownNameError
+from chronorag.graphs.candidates import rank_candidates
 from chronorag.graphs.persist import iter_jsonl
 from chronorag.metrics import evidence_recall, exact_match, hits_at_k, token_f1
-from chronorag.graphs.candidates import rank_candidates
 
 __all__ = [
     "METHODS",
@@ -232,7 +240,12 @@ def run_eval(
         ``n``, ``errors``, ``hits@k``, ``em``, ``f1``, latency p50/p95, context tokens,
         LLM tokens and fallbacks when any, judge accuracy when judged, and ``by_qtype``.
     """
-    from chronorag.evaluation.runfile import RUN_FORMAT, RunFileWriter, check_output_path, package_versions
+    from chronorag.evaluation.runfile import (
+        RUN_FORMAT,
+        RunFileWriter,
+        check_output_path,
+        package_versions,
+    )
     from chronorag.integrations.llm import fallbacks, query_scope
 
     qs = list(questions)
@@ -547,3 +560,40 @@ def _vanilla_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
 
 register_method("t-grag", _tgrag_factory)
 register_method("vanilla", _vanilla_factory)
+
+
+def _kg_irag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
+                     method: str = "kg-irag", **_: Any) -> Method:
+    """KG-iRAG: ``index_dir`` names a record source (``nyc-weather``...); its own metrics: ``chronorag eval kg-irag``."""
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.workflows.kg_irag.graph import build_graph, load_kg
+
+    kg = load_kg(str(index_dir))
+    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    g = build_graph(kg=kg, llm=cfg, method=method, source=kg.spec.source, use_llm=bool(llm_url))
+
+    def run(q: dict[str, Any]) -> Prediction:
+        out = g.invoke({"question": q["question"]})
+        steps = [{"name": "psi", "args": {"window": t["window_iso"], "radius_km": t["radius_km"]}}
+                 for t in out.get("trace") or []]
+        return Prediction(answers=[out.get("answer") or "no answer"], evidence=list(out.get("evidence") or []),
+                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale")},
+                          trace=steps)
+
+    if cfg is not None:
+        run.ledger = cfg.ledger  # type: ignore[attr-defined]
+    return run
+
+
+register_method("kg-irag", _kg_irag_factory)
+
+
+def _topg_factory(index_dir: str | os.PathLike[str], *, method: str, **kw: Any) -> Method:
+    """ToPG (Naive/Local/Global) or the dense-passage baseline over a ToPG index (evaluation/passages.py)."""
+    from chronorag.evaluation.passages import topg_method
+
+    return topg_method(index_dir, method=method, **kw)
+
+
+for _name in ("topg-naive", "topg-local", "topg-global", "dense-passages"):
+    register_method(_name, functools.partial(_topg_factory, method=_name))

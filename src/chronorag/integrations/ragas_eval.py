@@ -492,7 +492,11 @@ def _default_metrics(*, with_evidence: bool, with_llm: bool) -> tuple[list[Any],
     if with_llm:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            from ragas.metrics import AnswerCorrectness, Faithfulness, LLMContextPrecisionWithReference
+            from ragas.metrics import (
+                AnswerCorrectness,
+                Faithfulness,
+                LLMContextPrecisionWithReference,
+            )
         every += [Faithfulness(), AnswerCorrectness()]
         if with_evidence:
             ctx.append(LLMContextPrecisionWithReference())
