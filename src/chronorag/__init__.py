@@ -85,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "UnknownNameError": "chronorag.errors",
     "MissingExtraError": "chronorag.errors",
     "TimeParseError": "chronorag.errors",
+    "IndexBusyError": "chronorag.errors",
+    "OutputExistsError": "chronorag.errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -108,9 +110,11 @@ if TYPE_CHECKING:  # static type checkers see the real symbols
     from chronorag.errors import (  # noqa: F401
         ChronoRAGError,
         DataFormatError,
+        IndexBusyError,
         IndexFormatError,
         LLMError,
         MissingExtraError,
+        OutputExistsError,
         TimeParseError,
         UnknownNameError,
     )
