@@ -10,7 +10,8 @@ Each chat request takes the next scripted reply. A reply is
 
 - a ``str``: an assistant message with that content;
 - a ``dict`` with ``"content"`` and/or ``"tool_calls"`` (a list of
-  ``{"name": ..., "arguments": {...}}``);
+  ``{"name": ..., "arguments": {...}}``; ``arguments`` given as a string is sent
+  verbatim, so a test can script malformed or double-encoded JSON);
 - a callable ``(request_json) -> str | dict``, for replies that depend on the prompt.
 
 When the script is exhausted the server answers HTTP 500 with a message saying so
@@ -176,7 +177,8 @@ class ScriptedOpenAIServer:
         content = reply.get("content")
         calls = [
             {"id": f"call_{len(self.requests)}_{i}", "type": "function",
-             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+             "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
+                          else json.dumps(c.get("arguments", {}))}}
             for i, c in enumerate(reply.get("tool_calls", []))
         ]
         message: dict[str, Any] = {"role": "assistant", "content": content}
