@@ -94,10 +94,11 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answer(index_dir: str, question: str, method: str, llm_url: str | None) -> dict[str, Any]:
+def _answer(index_dir: str, question: str, method: str, llm_url: str | None,
+            **options: Any) -> dict[str, Any]:
     from chronorag.evaluation import make_method
 
-    m = make_method(method, index_dir, llm_url=llm_url)
+    m = make_method(method, index_dir, llm_url=llm_url, **options)
     pred = m({"question": question, "answers": ["?"]})
     return {"question": question, "method": method, "answers": pred.answers[:10],
             "evidence": pred.evidence[:10], "info": pred.info}
@@ -111,7 +112,7 @@ def _short(text: str, n: int = 300) -> str:
 def _cmd_ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise ValueError("the question is empty")
-    res = _answer(args.index_dir, args.question, args.method, args.llm_url)
+    res = _answer(args.index_dir, args.question, args.method, args.llm_url, **_deadline_opt(args))
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
         return 0
@@ -120,17 +121,29 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     print("answers:", "; ".join(res["answers"][:5]) or "(none)")
     if res["info"].get("mode"):
         print("mode:", res["info"]["mode"])
+    if res["info"].get("note") and not res["answers"]:
+        print("why:", res["info"]["note"])
     print("evidence:")
     for e in res["evidence"]:
         print("  -", _short(e))
     return 0
 
 
+def _deadline_opt(args: argparse.Namespace) -> dict[str, Any]:
+    """``deadline_s`` for methods that take it (only when the user set --deadline)."""
+    d = getattr(args, "deadline", None)
+    if d is None:
+        return {}
+    if d <= 0:
+        raise ValueError(f"--deadline must be > 0 seconds, got {d}")
+    return {"deadline_s": d}
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
 
     questions = load_questions(args.questions, limit=args.limit)
-    method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
+    method = make_method(args.method, args.index_dir, llm_url=args.llm_url, **_deadline_opt(args))
     out = args.out or Path(tempfile.gettempdir()) / f"chronorag-{args.dataset}-{args.method}.jsonl"
     metrics = run_eval(method, questions, out_path=out, progress=not args.quiet)
     metrics = {"dataset": args.dataset, "method": args.method, "predictions": str(out), **metrics}
@@ -285,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
     sp.set_defaults(func=_cmd_ask)
 
     sp = sub.add_parser("eval", help="evaluate a method on a question file")
@@ -295,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, default=None)
     sp.add_argument("--out", default=None, help="predictions JSONL")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
     sp.set_defaults(func=_cmd_eval)
 
     sp = sub.add_parser("star-rag", help="STAR-RAG jobs")

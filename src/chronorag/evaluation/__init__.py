@@ -257,38 +257,54 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
 register_method("dense", _dense_factory)
 
 
-def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
-                   protocol: str | None = None, max_tool_calls: int = 8, **_: Any) -> Method:
-    """TempTool: the no-LLM reasoner, or the agent graph when ``llm_url`` is given."""
+def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
+                   protocol: str | None = None, max_tool_calls: int = 8, deadline_s: float | None = None,
+                   **_: Any) -> Method:
+    """TempTool: the no-LLM reasoner, or the agent graph when an LLM is given (``llm_url`` or ``llm``).
+
+    A question with an invalid date raises :class:`~chronorag.errors.TimeParseError`; a
+    time outside the graph's span gives no answers and says why in ``info["note"]``.
+    With an LLM, every LLM failure (connection refused, HTTP 5xx, timeout, an empty
+    reply) raises :class:`~chronorag.errors.LLMError` naming the endpoint; a question
+    gets at most ``deadline_s`` seconds (default 300).
+    """
+    from chronorag.errors import TimeParseError
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
+    from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.retrievers.event_index import EventIndex
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
-    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
 
-    if llm_url is None:
+    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
+    if chat is None:
+        if protocol not in (None, "planner"):
+            raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
         reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)))
 
         def method(q: dict[str, Any]) -> Prediction:
             res = reasoner.answer(q["question"])
+            if res.error and res.error.startswith("invalid date"):
+                raise TimeParseError(f"question {q['question']!r}: {res.error}")
             return Prediction(answers=res.answers, evidence=res.evidence,
                               info={"mode": "no-LLM reasoner", "calls": res.calls, "note": res.note,
                                     "plan": res.plan.describe() if res.plan else None})
 
         return method
 
-    from chronorag.integrations.llm import LLMConfig
     from chronorag.workflows.temptool.graph import build_graph
 
-    cfg = LLMConfig(base_url=llm_url)
-    graph = build_graph(str(index_dir), llm=cfg, protocol=protocol, max_tool_calls=max_tool_calls)
+    graph = build_graph(str(index_dir), llm=chat, protocol=protocol, max_tool_calls=max_tool_calls,
+                        deadline_s=deadline_s or DEFAULT_DEADLINE_S)
 
     def agent_method(q: dict[str, Any]) -> Prediction:
         qid = str(q.get("quid", q.get("id", q["question"])))
-        with cfg.ledger.query(qid):
+        with query_scope(qid):
             out = graph.invoke({"question": q["question"]})
         return Prediction(answers=out.get("answers", []),
                           evidence=[str(m.content) for m in out.get("messages", []) if m.type == "tool"],
                           info={"mode": out.get("mode"), "tool_calls": out.get("tool_calls", 0),
-                                "tokens": cfg.ledger.summary(qid)})
+                                "stopped": out.get("stopped"), "note": out.get("note", ""),
+                                "tokens": chat.ledger.summary(qid), "fallbacks": fallbacks.counts(qid)})
 
     return agent_method
 

@@ -12,6 +12,8 @@ Each chat request takes the next scripted reply. A reply is
 - a ``dict`` with ``"content"`` and/or ``"tool_calls"`` (a list of
   ``{"name": ..., "arguments": {...}}``; ``arguments`` given as a string is sent
   verbatim, so a test can script malformed or double-encoded JSON);
+- a ``dict`` with ``"body"`` (and optionally ``"status"``, default 200): that JSON body
+  is sent verbatim, for malformed replies (``{"choices": []}``) and HTTP errors;
 - a callable ``(request_json) -> str | dict``, for replies that depend on the prompt.
 
 When the script is exhausted the server answers HTTP 500 with a message saying so
@@ -173,6 +175,9 @@ class ScriptedOpenAIServer:
             reply = self._next_reply(req)
         except (LookupError, TypeError) as exc:
             h._send(500, {"error": {"message": f"ScriptedOpenAIServer: {exc}"}})  # type: ignore[attr-defined]
+            return
+        if "body" in reply:
+            h._send(int(reply.get("status", 200)), reply["body"])  # type: ignore[attr-defined]
             return
         content = reply.get("content")
         calls = [
