@@ -186,7 +186,9 @@ def run_eval(
                 "info": pred.info,
             }
             if isinstance(q.get("evidence"), list) and q["evidence"]:
-                rec["evidence_recall@5"] = evidence_recall(pred.evidence, q["evidence"], k=5)
+                # k: the texts the method read when it says so (T-GRAG reads t per sub-question)
+                rec["evidence_recall@5"] = evidence_recall(pred.evidence, q["evidence"],
+                                                           k=pred.info.get("evidence_k") or 5)
                 rec["gold_evidence"] = q["evidence"]
             records.append(rec)
             if out_fh is not None:
@@ -364,36 +366,49 @@ register_method("star-rag-uniform", _star_uniform_factory)
 register_method("star-rag-norule", _star_norule_factory)
 
 
-def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, vanilla: bool = False,
-                   **_: Any) -> Method:
-    """T-GRAG (or the vanilla dense baseline) over a T-GRAG index; answers extractive without an LLM."""
-    from chronorag.integrations.llm import LLMConfig
-    from chronorag.retrievers.tgrag_index import TGragIndex
+def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
+                   vanilla: bool = False, **_: Any) -> Method:
+    """T-GRAG (or the vanilla dense baseline) over a T-GRAG index; answers extractive without an LLM.
+
+    With an LLM the decomposition is the LLM's (retried once, then the rules with a
+    recorded fallback); ``info["decomposition"]`` says which ran. ``evidence`` is every
+    source text the method read, and evidence recall counts all of them
+    (``info["evidence_k"]``), so dual and multi questions are not cut at 5.
+    """
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
     from chronorag.retrievers.tgrag import TGragRetriever, VanillaChunkRetriever, answer_tgrag
+    from chronorag.retrievers.tgrag_index import TGragIndex
 
     index = TGragIndex.load(index_dir)
-    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     if vanilla:
         r = VanillaChunkRetriever(index)
 
         def vmethod(q: dict[str, Any]) -> Prediction:
             ids = r.retrieve_chunks(q["question"])
             texts = [index.kg.chunk_text[c] for c in ids]
-            if cfg is not None:
-                from chronorag.integrations.llm import chat
-
-                ans = chat(cfg, [{"role": "user", "content": "Answer from these texts only.\n\n" + "\n\n".join(texts)
-                                  + f"\n\nQuestion: {q['question']}"}])
-                return Prediction(answers=[ans.strip()], evidence=texts, info={"chunk_ids": ids})
-            return Prediction(answers=[], evidence=texts, info={"chunk_ids": ids, "mode": "retrieval only"})
+            info: dict[str, Any] = {"chunk_ids": ids, "evidence_k": len(texts)}
+            if chat is not None:
+                qid = str(q.get("quid", q.get("id", q["question"])))
+                with query_scope(qid):
+                    ans = chat.complete([{"role": "user", "content": "Answer from these texts only.\n\n"
+                                          + "\n\n".join(texts) + f"\n\nQuestion: {q['question']}"}])
+                return Prediction(answers=[ans.strip()], evidence=texts,
+                                  info={**info, "tokens": chat.ledger.summary(qid)})
+            return Prediction(answers=[], evidence=texts, info={**info, "mode": "retrieval only"})
 
         return vmethod
-    t = TGragRetriever(index)
+    t = TGragRetriever(index, llm=chat)
 
     def method(q: dict[str, Any]) -> Prediction:
-        out = answer_tgrag(t, q["question"], llm=cfg)
-        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"],
-                          info={"mode": out["mode"], "sub_answers": out["sub_answers"], "chunk_ids": out["chunk_ids"]})
+        qid = str(q.get("quid", q.get("id", q["question"])))
+        with query_scope(qid):
+            out = answer_tgrag(t, q["question"], llm=chat)
+        info = {"mode": out["mode"], "decomposition": out["decomposition"], "sub_answers": out["sub_answers"],
+                "chunk_ids": out["chunk_ids"], "evidence_k": len(out["evidence"])}
+        if chat is not None:
+            info.update(tokens=chat.ledger.summary(qid), fallbacks=fallbacks.counts(qid))
+        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"], info=info)
 
     return method
 
