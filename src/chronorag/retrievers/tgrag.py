@@ -248,20 +248,20 @@ _TOKENIZER: Any = None
 
 
 def _cut_to_tokens(text: str, budget: int) -> str:
-    """The longest word prefix of ``text`` within ``budget`` tokens."""
+    """The longest prefix of ``text``, ending at a word, within ``budget`` tokens."""
     if budget <= 0:
         return ""
     if count_tokens(text) <= budget:
         return text
-    words = text.split()
-    lo, hi = 0, len(words)
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    lo, hi = 0, len(ends)
     while lo < hi:  # binary search on the number of words
         mid = (lo + hi + 1) // 2
-        if count_tokens(" ".join(words[:mid])) <= budget:
+        if count_tokens(text[: ends[mid - 1]]) <= budget:
             lo = mid
         else:
             hi = mid - 1
-    return " ".join(words[:lo])
+    return text[: ends[lo - 1]] if lo else ""
 
 
 def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | None:
