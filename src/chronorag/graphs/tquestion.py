@@ -130,6 +130,8 @@ def find_time_mentions(text: str, *, invalid: list[str] | None = None) -> list[T
             matches.append((bad.start(), bad.end(), bad.group(0)))
     for start0, end0, raw in sorted(matches):
         core = re.sub(r"^the\s+year\s+(?:of\s+)?", "", raw, flags=re.I)
+        if re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?", core):  # "2013-07-2" is 2013-07-02
+            core = "-".join([core[:4]] + [p.zfill(2) for p in core[5:].split("-")])
         try:
             tp = parse_time_mention(core)
         except TimeParseError:
