@@ -207,3 +207,22 @@ def test_reasoner_reports_invalid_and_out_of_range_dates(ecb_tools, ecb_index):
         method({"question": "Who did the European Central Bank criticize on 2014-13-45?", "answers": ["x"]})
     pred = method({"question": "Who did the European Central Bank criticize in 1850?", "answers": ["x"]})
     assert pred.answers == [] and "1850" in pred.info["note"]
+
+
+def test_agent_accepts_llm_objects(ecb_index):
+    from langchain_openai import ChatOpenAI
+    from llama_index.llms.openai_like import OpenAILike
+
+    tagged = ["<think>x</think>\n<tool_call>\n" + json.dumps({"name": "Get_tail_entity", "arguments": TAIL_BEFORE})
+              + "\n</tool_call>", "<think>done</think><response>Romania</response>"]
+    with ScriptedOpenAIServer(tagged) as srv:
+        li = OpenAILike(api_base=srv.base_url, api_key="x", model="chronorag", is_chat_model=True)
+        out = build_graph(str(ecb_index.path), llm=li).invoke({"question": Q})
+    assert out["mode"] == "tagged" and out["answers"] == ["Romania"]
+    native = [{"tool_calls": [{"name": "Get_tail_entity", "arguments": TAIL_BEFORE}]}, "Romania"]
+    with ScriptedOpenAIServer(native) as srv:
+        lc = ChatOpenAI(base_url=srv.base_url, api_key="x", model="chronorag", max_retries=0)
+        out = build_graph(str(ecb_index.path), llm=lc).invoke({"question": Q})
+    assert out["mode"] == "native" and out["answers"] == ["Romania"]
+    with pytest.raises(LLMError, match="llm must be"):
+        build_graph(str(ecb_index.path), llm=object())

@@ -190,7 +190,8 @@ def build_graph(
         the ``CHRONORAG_*`` environment, looked up per run. Without one the
         ``planner`` runs.
     protocol : {"native", "tagged", "planner"}, optional
-        Defaults to ``"native"`` with an LLM and ``"planner"`` without.
+        Defaults to ``"native"`` with an LLM (``"tagged"`` for a LlamaIndex LLM, which
+        has no LangChain tool binding) and ``"planner"`` without.
     max_tool_calls : int
         Tool calls per question (the input or the context may change it per run).
     max_obs_rows : int
@@ -241,7 +242,12 @@ def build_graph(
         chat = fixed_llm or resolve_llm(None, required=p is not None)
         if chat is None:
             return "planner", None
-        return p or "native", chat
+        if p is None:  # a LlamaIndex LLM has no LangChain tool binding here: use the text protocol
+            p = "tagged" if chat.kind == "llama_index" else "native"
+        if p == "native" and chat.kind == "llama_index":
+            raise ValueError("protocol 'native' needs a LangChain chat model or an LLMConfig; a LlamaIndex "
+                             "LLM runs the 'tagged' protocol")
+        return p, chat
 
     # ------------------------------------------------------------------ setup
     def setup(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
