@@ -226,3 +226,33 @@ def test_agent_accepts_llm_objects(ecb_index):
     assert out["mode"] == "native" and out["answers"] == ["Romania"]
     with pytest.raises(LLMError, match="llm must be"):
         build_graph(str(ecb_index.path), llm=object())
+
+
+def test_no_llm_cli_reports_instead_of_none(ecb_index, capsys):
+    import copy
+
+    import numpy as np
+
+    from chronorag.cli import main
+    from chronorag.errors import IndexFormatError
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    idx = str(ecb_index.path)
+    assert main(["ask", idx, "Who did the European Central Bank criticize on 2014-13-45?", "--method", "tools"]) == 2
+    assert "2014-13-45" in capsys.readouterr().err
+    assert main(["ask", idx, "Who did the European Central Bank criticize in 1850?", "--method", "tools"]) == 0
+    out = capsys.readouterr().out
+    assert "answers: (none)" in out and "why:" in out and "outside the graph's time span" in out
+    assert main(["ask", idx, Q, "--method", "tools", "--deadline", "0"]) == 2
+    assert "--deadline must be > 0" in capsys.readouterr().err
+
+    class OtherEncoder:  # an encoder that does not match the stored vectors
+        dim = 7
+
+        def encode(self, texts):
+            return np.zeros((len(texts), 7), np.float32)
+
+    broken = copy.copy(ecb_index)
+    broken._encoder = OtherEncoder()
+    with pytest.raises(IndexFormatError, match="7"):
+        TemporalKGTools(broken)
