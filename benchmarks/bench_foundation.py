@@ -77,8 +77,8 @@ def bench_embed(n: int) -> dict:
 
 
 def bench_faiss(index_dir: str) -> dict:
-    from chronorag.retrievers.event_index import EventIndex
     from chronorag.integrations.vector_index import VectorIndex
+    from chronorag.retrievers.event_index import EventIndex
 
     idx = EventIndex.load(index_dir)
     qs = [json.loads(l)["question"] for l in open(DATA / "multitq" / "test_gold_dev.jsonl")]

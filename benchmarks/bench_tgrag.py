@@ -38,9 +38,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def bench_recall(index_dir: str) -> dict:
-    from chronorag.retrievers.tgrag_index import TGragIndex
     from chronorag.metrics import evidence_recall
     from chronorag.retrievers.tgrag import TGragRetriever, VanillaChunkRetriever
+    from chronorag.retrievers.tgrag_index import TGragIndex
 
     idx = TGragIndex.load(index_dir)
     qs = [json.loads(line) for line in open(DATA / "time-longqa" / "qa_dev.jsonl")]

@@ -8,11 +8,13 @@ from chronorag.workflows.dense_qa.graph import build_graph, parse_ranked_lines
 def test_no_llm_mode(sample_index):
     g = build_graph(str(sample_index.path), llm=LLMConfig(base_url=None))
     out = g.invoke({"question": "Who did Xi Jinping host a visit from?"})
-    assert set(out) == {"answers", "evidence", "mode"}
+    assert set(out) == {"answers", "evidence", "mode", "messages"}
     assert out["mode"].startswith("no-LLM") and len(out["evidence"]) == 10
     assert "Xi Jinping" not in out["answers"]
     with pytest.raises(ValueError, match="question"):
         g.invoke({"question": "  "})
+    with pytest.raises(ValueError, match="'question' string or 'messages'"):
+        g.invoke({"query": "who?"})
 
 
 def test_llm_mode_over_http(sample_index):
@@ -27,3 +29,58 @@ def test_llm_mode_over_http(sample_index):
 
 def test_parse_ranked_lines():
     assert parse_ranked_lines('1) "Iran"\n\n2. China\n* Iran') == ["Iran", "China"]
+
+
+def test_second_question_on_a_thread_gets_its_own_answer(sample_index):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    g = build_graph(llm=LLMConfig(base_url=None), checkpointer=InMemorySaver())
+    ctx = {"index_dir": str(sample_index.path), "similarity_top_k": 5}
+    cfg = {"configurable": {"thread_id": "t1"}}
+    first = g.invoke({"question": "Who did Xi Jinping host a visit from?"}, cfg, context=ctx)
+    second = g.invoke({"question": "Who did Barack Obama criticize?"}, cfg, context=ctx)
+    assert len(first["evidence"]) == len(second["evidence"]) == 5  # context's top-k used
+    assert first["evidence"] != second["evidence"] and first["answers"] != second["answers"]
+    assert any("Obama" in e for e in second["evidence"])
+    # the thread keeps the conversation: two AI answers
+    assert sum(m.type == "ai" for m in g.get_state(cfg).values["messages"]) == 2
+
+
+def test_messages_input_and_context_index(sample_index):
+    from langchain_core.messages import HumanMessage
+
+    g = build_graph(llm=LLMConfig(base_url=None))
+    out = g.invoke({"messages": [HumanMessage("Who did Xi Jinping host a visit from?")]},
+                   context={"index_dir": str(sample_index.path)})
+    assert out["answers"] and out["messages"][-1].type == "ai"
+    with pytest.raises(ValueError, match="no index directory"):
+        build_graph(llm=LLMConfig(base_url=None)).invoke({"question": "x?"})
+
+
+def test_llm_tokens_stream_and_reasoning_is_stripped(sample_index):
+    from llama_index.core.llms import MockLLM  # noqa: F401  (LlamaIndex LLM objects are accepted too)
+
+    reply = "<think>\nThe events say Obama visited.\n</think>\n1. Barack Obama\n2. Japan"
+    with ScriptedOpenAIServer([reply]) as srv:
+        g = build_graph(str(sample_index.path), llm=LLMConfig(base_url=srv.base_url).langchain_chat())
+        chunks = [c for c, _meta in g.stream({"question": "Who visited Xi Jinping?"}, stream_mode="messages")]
+    streamed = "".join(str(c.content) for c in chunks if c.type in ("AIMessageChunk", "ai"))
+    assert "Barack Obama" in streamed
+    assert len([c for c in chunks if c.type == "AIMessageChunk"]) > 1  # token by token
+
+
+def test_llm_objects(sample_index):
+    from llama_index.core.llms import MockLLM
+
+    from chronorag.errors import LLMError
+
+    with ScriptedOpenAIServer(["1. Barack Obama"]) as srv:
+        li = LLMConfig(base_url=srv.base_url).llama_index_llm()  # a LlamaIndex LLM object
+        out = build_graph(str(sample_index.path), llm=li).invoke({"question": "Who visited Xi Jinping?"})
+    assert out["answers"] == ["Barack Obama"] and out["mode"].startswith("LLM (llama_index")
+    with pytest.raises(LLMError, match="pass LLMConfig"):
+        build_graph(str(sample_index.path), llm="http://localhost:8000/v1")
+    with pytest.raises(LLMError, match="got builtins.object"):
+        build_graph(str(sample_index.path), llm=object())
+    assert MockLLM  # MockLLM is a LlamaIndex LLM: accepted, not an error
+    build_graph(str(sample_index.path), llm=MockLLM())

@@ -8,9 +8,9 @@ from chronorag.integrations.embeddings import (
     as_langchain_embeddings,
     as_llama_index_embedding,
 )
-from chronorag.retrievers.event_index import EventIndex
 from chronorag.integrations.vector_index import VectorIndex
 from chronorag.retrievers.dense import DenseEventRetriever
+from chronorag.retrievers.event_index import EventIndex
 
 
 def test_minilm_is_real_and_normalised(minilm):

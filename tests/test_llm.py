@@ -102,3 +102,94 @@ def test_llm_judge_over_http():
     assert judge_answer(LLMConfig(), "q", "g", "") is False  # empty prediction: wrong, no call needed
     with pytest.raises(ValueError, match="gold"):
         judge_answer(LLMConfig(), "q", " ", "x")
+
+
+# --- one adapter for every LLM object -------------------------------------------------
+
+def test_strip_reasoning_variants():
+    from chronorag.integrations.llm import strip_reasoning
+
+    assert strip_reasoning("<think>\nhmm\n</think>\n\n1. Romania") == "1. Romania"
+    assert strip_reasoning("<THINKING>a</THINKING>b") == "b"
+    assert strip_reasoning("<think>never closed, budget ran out") == ""
+    assert strip_reasoning("server ate the opening tag</think>\nRomania") == "Romania"
+    assert strip_reasoning("plain") == "plain"
+
+
+def test_resolve_llm_accepts_every_llm_object_and_strips_reasoning():
+    from chronorag.integrations.llm import ChatLLM, LLMConfig, resolve_llm
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(["<think>x</think>Paris"] * 3) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        for obj, kind in [(cfg, "config"), (cfg.langchain_chat(), "langchain"), (cfg.llama_index_llm(), "llama_index")]:
+            c = resolve_llm(obj)
+            assert isinstance(c, ChatLLM) and c.kind == kind
+            assert c.complete([{"role": "user", "content": "Capital of France?"}]) == "Paris"
+
+
+def test_resolve_llm_settings_env_and_errors(monkeypatch):
+    from llama_index.core import Settings
+    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import LLMConfig, resolve_llm
+
+    monkeypatch.delenv("CHRONORAG_BASE_URL", raising=False)
+    assert resolve_llm(None) is None  # documented no-LLM mode
+    assert resolve_llm(LLMConfig(base_url=None)) is None  # explicit no-LLM
+    with pytest.raises(LLMError, match="no LLM endpoint configured"):
+        resolve_llm(None, required=True)
+    with pytest.raises(LLMError, match="got builtins.dict"):
+        resolve_llm({"model": "x"})
+    with pytest.raises(LLMError, match="pass LLMConfig"):
+        resolve_llm("http://localhost:8000/v1")
+    monkeypatch.setenv("CHRONORAG_BASE_URL", "http://127.0.0.1:9/v1")
+    assert resolve_llm(None).kind == "config"
+
+    class Echo(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata()
+
+        def complete(self, prompt, formatted=False, **kw):
+            return CompletionResponse(text="<think>..</think>{\"answer\": \"Oslo\"}")
+
+        def stream_complete(self, prompt, formatted=False, **kw):
+            raise NotImplementedError
+
+    old = Settings._llm
+    try:
+        Settings.llm = Echo()
+        c = resolve_llm(None)  # Settings.llm wins over the environment
+        assert c.kind == "llama_index"
+        assert c.complete_json([{"role": "user", "content": "q"}], schema={"type": "object"}) == {"answer": "Oslo"}
+    finally:
+        Settings._llm = old
+
+
+def test_complete_json_retries_once_then_raises():
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import LLMConfig, resolve_llm
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    with ScriptedOpenAIServer(["not json", '<think>ok</think>{"a": 1}', "nope", "still nope"]) as srv:
+        c = resolve_llm(LLMConfig(base_url=srv.base_url))
+        assert c.complete_json([{"role": "user", "content": "x"}], schema=schema) == {"a": 1}
+        with pytest.raises(LLMError, match="no valid JSON after 2 tries"):
+            c.complete_json([{"role": "user", "content": "x"}], schema=schema)
+        sent = srv.requests[0]
+    assert sent["response_format"]["type"] == "json_schema"  # structured output requested
+
+
+def test_fallback_log_counts_per_query():
+    from chronorag.integrations.llm import FallbackLog, query_scope
+
+    log = FallbackLog()
+    with query_scope("q1"):
+        log.add("reranker.lexical")
+        log.add("reranker.lexical")
+    log.add("other")
+    assert log.counts("q1") == {"reranker.lexical": 2}
+    assert log.counts() == {"reranker.lexical": 2, "other": 1}

@@ -6,6 +6,10 @@ import pytest
 from conftest import FIXTURES
 
 from chronorag.integrations.llm import LLMConfig
+from chronorag.integrations.testing import ScriptedOpenAIServer
+from chronorag.workflows.temptool.graph import build_graph
+from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
+from chronorag.workflows.temptool.reasoner import TemporalReasoner
 from chronorag.workflows.temptool.rewards import (
     correctness_reward,
     format_reward,
@@ -16,10 +20,6 @@ from chronorag.workflows.temptool.rewards import (
 )
 from chronorag.workflows.temptool.sft import cronquestions_records, reasoner_records
 from chronorag.workflows.temptool.tagged_protocol import parse_turn, split_answers
-from chronorag.workflows.temptool.reasoner import TemporalReasoner
-from chronorag.integrations.testing import ScriptedOpenAIServer
-from chronorag.workflows.temptool.graph import build_graph
-from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
 
 Q = "Before Germany, who did the ECB criticize last?"
 
@@ -170,8 +170,8 @@ def test_reasoner_trajectories_to_sft(ecb_tools):
 
 def test_llm_reranker_and_tools_method_over_http(ecb_index):
     from chronorag.evaluation import make_method
-    from chronorag.workflows.temptool.alignment import LLMReranker
     from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.alignment import LLMReranker
 
     with ScriptedOpenAIServer(["2"]) as srv:  # the LLM picks candidate 2 of its list
         cfg = LLMConfig(base_url=srv.base_url)

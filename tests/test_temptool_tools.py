@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from chronorag.graphs.tquestion import find_time_mentions, parse_question
+from chronorag.integrations.temporal_tools import make_langchain_tools
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
 from chronorag.workflows.temptool.reasoner import TemporalReasoner
-from chronorag.integrations.temporal_tools import make_langchain_tools
 
 
 # ---------------------------------------------------------------- question parser

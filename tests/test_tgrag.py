@@ -7,14 +7,6 @@ from conftest import FIXTURES
 from chronorag.graphs.timeslice import KnowledgeUnit, PeriodExtraction, TimeSlicedKG
 from chronorag.integrations.llm import LLMConfig
 from chronorag.integrations.testing import ScriptedOpenAIServer
-from chronorag.retrievers.tgrag_index import (
-    LLMExtractor,
-    TGragIndex,
-    add_period,
-    build_tgrag_index,
-    parse_extraction,
-    read_period_documents,
-)
 from chronorag.retrievers.tgrag import (
     SubQuestion,
     TGragRetriever,
@@ -22,6 +14,14 @@ from chronorag.retrievers.tgrag import (
     answer_tgrag,
     decompose_rule_based,
     parse_decomposition,
+)
+from chronorag.retrievers.tgrag_index import (
+    LLMExtractor,
+    TGragIndex,
+    add_period,
+    build_tgrag_index,
+    parse_extraction,
+    read_period_documents,
 )
 
 REPORTS = FIXTURES / "reports"

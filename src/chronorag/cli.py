@@ -153,16 +153,20 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from chronorag.workflows.temptool.sft import cronquestions_records, reasoner_records, write_jsonl
     from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
+    from chronorag.workflows.temptool.sft import (
+        cronquestions_records,
+        reasoner_records,
+        write_jsonl,
+    )
 
     if args.source == "cronquestions":
         records = cronquestions_records(args.path, system_prompt=TAGGED_SYSTEM)
     else:
         from chronorag.evaluation import load_questions
+        from chronorag.integrations.temporal_tools import TemporalKGTools
         from chronorag.retrievers.event_index import EventIndex
         from chronorag.workflows.temptool.reasoner import TemporalReasoner
-        from chronorag.integrations.temporal_tools import TemporalKGTools
 
         if not args.index:
             raise ValueError("--index INDEX_DIR is needed to run the reasoner")
@@ -197,7 +201,11 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_tgrag_index(args: argparse.Namespace) -> int:
-    from chronorag.retrievers.tgrag_index import add_period, build_tgrag_index, read_period_documents
+    from chronorag.retrievers.tgrag_index import (
+        add_period,
+        build_tgrag_index,
+        read_period_documents,
+    )
 
     docs = read_period_documents(args.docs, period=args.period)
     extractor = None
@@ -233,8 +241,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from chronorag.graphs.io import read_events
-    from chronorag.retrievers.event_index import build_event_index
     from chronorag.retrievers.dense import DenseEventRetriever
+    from chronorag.retrievers.event_index import build_event_index
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
     print("chronorag demo: offline, no LLM (symbolic temporal reasoning over the KG, dense retrieval for contrast)")
@@ -248,8 +256,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                       begin_time="2014-03", end_time="2014-03", type="in/on")
     print("   " + ", ".join(store.start_text(int(i)) for i in ids))
     print("3. TempTool tools + no-LLM temporal reasoner (question form -> tool calls -> ranked answers)")
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
 
     reasoner = TemporalReasoner(TemporalKGTools(idx))
     for q in DEMO_QUESTIONS:

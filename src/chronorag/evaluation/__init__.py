@@ -238,8 +238,8 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
                    llm_url: str | None = None, **_: Any) -> Method:
     if llm_url is not None:
         raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
-    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.dense import DenseEventRetriever
+    from chronorag.retrievers.event_index import EventIndex
 
     index = EventIndex.load(index_dir)
     retriever = DenseEventRetriever(index, similarity_top_k=top_k)
@@ -318,11 +318,11 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                   personalization: str = "star", use_rule_graph: bool = True, **_: Any) -> Method:
     """STAR-RAG retrieval; answers from the LLM, or (no LLM) the temporal reasoner reading
     only the retrieved events, falling back to :func:`rank_candidates`."""
-    from chronorag.retrievers.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
 
     index = EventIndex.load(index_dir)
     retriever = StarRAGRetriever(index, personalization=personalization, use_rule_graph=use_rule_graph)

@@ -442,3 +442,72 @@ def as_langchain_embeddings(encoder: Encoder) -> Any:
     if not isinstance(encoder, Encoder):
         raise TypeError(f"expected a chronorag Encoder, got {type(encoder).__name__}")
     return ChronoLCEmbeddings(encoder)
+
+
+class FrameworkEncoder:
+    """A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings`` as a chronorag :class:`Encoder`.
+
+    Vectors are L2-normalised (chronorag searches by inner product). Build it with
+    :func:`as_encoder`.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        if callable(getattr(model, "get_text_embedding_batch", None)):
+            self.framework = "llama_index"
+            name = getattr(model, "model_name", None) or type(model).__name__
+        elif callable(getattr(model, "embed_documents", None)):
+            self.framework = "langchain"
+            name = getattr(model, "model", None) or type(model).__name__
+        else:
+            raise TypeError(f"not a LlamaIndex BaseEmbedding or LangChain Embeddings: {type(model).__name__}")
+        self.model_id = f"{self.framework}:{name}"
+        self.dim = int(self._raw(["dimension probe"]).shape[1])
+
+    def _raw(self, texts: list[str]) -> np.ndarray:
+        if self.framework == "llama_index":
+            vecs = self.model.get_text_embedding_batch(texts)
+        else:
+            vecs = self.model.embed_documents(texts)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = _check_texts(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(self._raw(texts))
+
+
+def as_encoder(obj: Any = None) -> Encoder:
+    """Turn what a user has into a chronorag :class:`Encoder`.
+
+    Accepts a chronorag encoder, an encoder kind (``"minilm"``, ``"static"``, ``"openai"``),
+    a LlamaIndex ``BaseEmbedding`` (so ``Settings.embed_model`` works), or a LangChain
+    ``Embeddings``. ``None`` uses LlamaIndex ``Settings.embed_model`` when the user set one,
+    else the bundled MiniLM.
+
+    Raises
+    ------
+    TypeError
+        Any other object, naming its type.
+    """
+    if obj is None:
+        try:
+            from llama_index.core import Settings
+
+            obj = getattr(Settings, "_embed_model", None)
+        except ImportError:  # pragma: no cover
+            obj = None
+        if obj is None or type(obj).__name__ == "MockEmbedding":
+            return make_encoder("minilm")
+    if isinstance(obj, str):
+        return make_encoder(obj)
+    if isinstance(obj, Encoder):
+        return obj
+    try:
+        return FrameworkEncoder(obj)
+    except TypeError:
+        raise TypeError(
+            f"encoder must be a chronorag Encoder, an encoder kind {ENCODER_KINDS}, a LlamaIndex "
+            f"BaseEmbedding or a LangChain Embeddings, got {type(obj).__module__}.{type(obj).__name__}"
+        ) from None

@@ -77,14 +77,9 @@ class TokenLedger:
 
     @contextlib.contextmanager
     def query(self, query_id: str) -> Iterator[None]:
-        """Tag the LLM calls made inside the block with ``query_id``."""
-        if not isinstance(query_id, str) or not query_id:
-            raise ValueError(f"query_id must be a non-empty string, got {query_id!r}")
-        token = _current_query.set(query_id)
-        try:
+        """Tag the LLM calls made inside the block with ``query_id`` (see :func:`query_scope`)."""
+        with query_scope(query_id):
             yield
-        finally:
-            _current_query.reset(token)
 
     def add(self, record: CallRecord) -> None:
         """Append a record."""
@@ -696,8 +691,13 @@ def resolve_llm(llm: Any = None, *, required: bool = False, use_env: bool = True
     Raises
     ------
     LLMError
-        An object of any other type (never a silent switch to no-LLM mode), an
-        :class:`LLMConfig` without ``base_url``, or nothing found while ``required``.
+        An object of any other type (never a silent switch to no-LLM mode), or no LLM
+        while ``required``.
+
+    Notes
+    -----
+    ``LLMConfig(base_url=None)`` is the explicit way to ask for no-LLM mode: it returns
+    ``None`` without looking at ``Settings.llm`` or the environment.
     """
     if isinstance(llm, ChatLLM):
         return llm
@@ -711,6 +711,11 @@ def resolve_llm(llm: Any = None, *, required: bool = False, use_env: bool = True
                 return ChatLLM(cfg)
         if required:
             LLMConfig().require()
+        return None
+    if isinstance(llm, LLMConfig) and not llm.is_configured:
+        # an explicit config without an endpoint is the documented way to ask for no-LLM mode
+        if required:
+            llm.require()
         return None
     if isinstance(llm, str):
         raise LLMError(f"llm must be an LLM object, got the string {llm!r}; for an endpoint URL "

@@ -53,6 +53,7 @@ import numpy as np
 
 from chronorag.errors import ChronoRAGError, IndexFormatError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
+from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.alignment import (
     Alignment,
     LexicalReranker,
@@ -60,7 +61,6 @@ from chronorag.workflows.temptool.alignment import (
     Reranker,
     relation_tokens,
 )
-from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES", "MAX_OBS_ROWS",
            "MIN_ALIGNMENT_SCORE", "ORDERS"]

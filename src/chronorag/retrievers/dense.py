@@ -3,8 +3,9 @@
 The query is embedded, the nearest distinct (subject, relation, object) triples are
 found with FAISS, and their events are returned as ``NodeWithScore`` objects whose
 text is the dated event sentence. Events of one triple share its cosine score;
-within a triple the most recent events come first. An optional TempTool-style
-time filter (``begin_time``, ``end_time``, ``type``) restricts the events.
+within a triple the most recent events come first. A TempTool-style time filter
+(:class:`~chronorag.retrievers.base.TimeFilter`) restricts the events, per retriever or
+per query.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["DenseEventRetriever", "event_node"]
@@ -38,7 +39,7 @@ def event_node(index: EventIndex, event_id: int, score: float, **extra: Any) -> 
     return NodeWithScore(node=node, score=float(score))
 
 
-class DenseEventRetriever(BaseRetriever):
+class DenseEventRetriever(TemporalRetriever):
     """LlamaIndex retriever: cosine over triple embeddings, expanded to events.
 
     Parameters
@@ -49,8 +50,22 @@ class DenseEventRetriever(BaseRetriever):
         Number of events returned (default 10).
     triple_top_k : int
         Triples fetched from FAISS before expansion (default ``4 * similarity_top_k``).
+    time_filter : TimeFilter, dict or MetadataFilters, optional
+        A default time filter for every query; ``retrieve(q, time_filter=...)`` overrides it
+        for one query.
     begin_time, end_time, type : str, optional
-        A TempTool-style time filter applied to the events.
+        Shorthand for ``time_filter=TimeFilter(begin_time, end_time, type)``.
+
+    Notes
+    -----
+    Scores are cosine similarities of the event's (dateless) triple to the query. The
+    node text is the dated event sentence; the structured fields ride in metadata that
+    is hidden from the LLM and the embedder.
+
+    Examples
+    --------
+    >>> r = DenseEventRetriever(index, similarity_top_k=5)  # doctest: +SKIP
+    >>> r.retrieve("Who did the ECB criticize?", time_filter={"begin_time": "2012", "end_time": "2012"})  # doctest: +SKIP
     """
 
     def __init__(
@@ -59,39 +74,44 @@ class DenseEventRetriever(BaseRetriever):
         *,
         similarity_top_k: int = 10,
         triple_top_k: int | None = None,
-        begin_time: str = "-inf",
-        end_time: str = "inf",
-        type: str = "in/on",
+        time_filter: Any = None,
+        begin_time: str | None = None,
+        end_time: str | None = None,
+        type: str | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type_name(index)}")
-        if similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
-        if triple_top_k is not None and triple_top_k < 1:
-            raise ValueError(f"triple_top_k must be >= 1, got {triple_top_k}")
-        # validate the filter once, up front
-        index.store.filter_time(np.zeros(0, np.int64), begin_time=begin_time, end_time=end_time, type=type)
+        if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
+            raise ValueError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
+        if triple_top_k is not None and (not isinstance(triple_top_k, int) or triple_top_k < 1):
+            raise ValueError(f"triple_top_k must be an int >= 1, got {triple_top_k!r}")
+        if begin_time is not None or end_time is not None or type is not None:
+            if time_filter is not None:
+                raise ValueError("give either time_filter or begin_time/end_time/type, not both")
+            time_filter = TimeFilter(begin_time=begin_time or "-inf", end_time=end_time or "inf",
+                                     type=type or "in/on")  # type: ignore[arg-type]
         self._index = index
         self.similarity_top_k = similarity_top_k
         self.triple_top_k = triple_top_k or 4 * similarity_top_k
-        self.time_filter = {"begin_time": begin_time, "end_time": end_time, "type": type}
-        super().__init__(**kwargs)
+        super().__init__(time_filter=time_filter, **kwargs)
 
-    def retrieve_event_ids(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+    def retrieve_event_ids(self, query: str, *, time_filter: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Ranked ``(event_ids, scores)`` for a query string."""
+        tf = as_time_filter(time_filter) or self.time_filter
         scores, rows = self._index.search_triples(query, self.triple_top_k)
         store = self._index.store
-        ids, pos = self._index.expand_triples(
-            rows, self.similarity_top_k, event_filter=lambda evs: store.filter_time(evs, **self.time_filter))
+        flt = None
+        if tf is not None and not tf.is_open:
+            kw = tf.as_kwargs()
+            flt = lambda evs: store.filter_time(evs, **kw)  # noqa: E731
+        ids, pos = self._index.expand_triples(rows, self.similarity_top_k, event_filter=flt)
         return ids, scores[pos].astype(np.float64)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        ids, scores = self.retrieve_event_ids(query_bundle.query_str)
-        return [event_node(self._index, i, s, cosine=s) for i, s in zip(ids, scores)]
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._retrieve(query_bundle)
+        ids, scores = self.retrieve_event_ids(query_bundle.query_str,
+                                              time_filter=self.time_filter_for(query_bundle))
+        return [event_node(self._index, i, s) for i, s in zip(ids, scores)]
 
 
 def type_name(x: Any) -> str:

@@ -32,6 +32,7 @@ from chronorag.integrations.embeddings import (
     CachedEncoder,
     EmbeddingCache,
     Encoder,
+    as_encoder,
     make_encoder,
 )
 from chronorag.integrations.vector_index import VectorIndex
@@ -204,8 +205,9 @@ def build_event_index(
         The events.
     out_dir : path-like
         Index directory; replaced only when the whole build succeeds.
-    encoder : Encoder or str
-        An encoder, or a kind for :func:`~chronorag.integrations.embeddings.make_encoder`.
+    encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings
+        An encoder, a kind for :func:`~chronorag.integrations.embeddings.make_encoder`, or a
+        framework embedding model (see :func:`~chronorag.integrations.embeddings.as_encoder`).
         An encoder instance is recorded by its ``model_id`` only; pass a kind to let
         :meth:`EventIndex.load` rebuild the matching query encoder.
     encoder_kwargs : dict, optional
@@ -221,7 +223,7 @@ def build_event_index(
         raise ValueError("cannot index an empty event store")
     timings: dict[str, float] = {}
     kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
-    enc = make_encoder(encoder, **(encoder_kwargs or {})) if isinstance(encoder, str) else encoder
+    enc = make_encoder(encoder, **(encoder_kwargs or {})) if isinstance(encoder, str) else as_encoder(encoder)
     if cache is None:
         cache = default_cache_path()
     cache_obj = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)

@@ -29,8 +29,8 @@ from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.rule_graph import RuleGraph
-from chronorag.retrievers.event_index import EventIndex
 from chronorag.retrievers.dense import event_node
+from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["StarRAGRetriever", "StarRAGPGRetriever", "PERSONALIZATIONS"]
 
@@ -207,8 +207,8 @@ class StarRAGPGRetriever(CustomPGRetriever):
             import tempfile
 
             from chronorag.graphs.rule_graph import build_rule_graph
-            from chronorag.retrievers.event_index import build_event_index
             from chronorag.integrations.property_graph import store_from_property_graph
+            from chronorag.retrievers.event_index import build_event_index
 
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:

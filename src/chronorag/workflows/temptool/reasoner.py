@@ -30,8 +30,8 @@ from typing import Any
 
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
 from chronorag.graphs.tquestion import TemporalQuestion, parse_question
-from chronorag.workflows.temptool.alignment import normalise_tokens
 from chronorag.integrations.temporal_tools import TemporalKGTools, ToolResult
+from chronorag.workflows.temptool.alignment import normalise_tokens
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
 

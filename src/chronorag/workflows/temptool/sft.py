@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError
-from chronorag.workflows.temptool.tagged_protocol import format_obs, format_tool_calls
 from chronorag.metrics import answer_matches
+from chronorag.workflows.temptool.tagged_protocol import format_obs, format_tool_calls
 
 __all__ = ["trajectory_to_record", "cronquestions_records", "reasoner_records", "write_jsonl"]
 
