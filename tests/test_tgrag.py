@@ -194,10 +194,15 @@ def test_evidence_match_rule_rejects_near_misses():
     # near miss 1: the same sentence about another year's figure
     assert not passage_found(gold, "In 2021 the Audi Group delivered 1,680,512 cars to customers worldwide, "
                                    "fewer than a year earlier.")
-    # near miss 2: every word of the passage is in the chunk, scattered (the old 80%-of-words rule counted it)
-    scattered = ("Worldwide customers of the Audi Group in 2022 said cars delivered fewer problems than a year "
-                 "earlier; 1,614,231 to date.")
+    # near miss 2: every word of the passage is in a long chunk, but scattered (the old
+    # "80% of the words anywhere in the chunk" rule counted it)
+    filler = " ".join(f"w{i}" for i in range(60))
+    scattered = (f"Worldwide customers rated it. {filler} The Audi Group in 2022 said {filler} cars delivered "
+                 f"fewer problems {filler} than a year earlier; 1,614,231 to date.")
     assert not passage_found(gold, scattered)
+    # a paraphrase with its words together still counts (Time-LongQA's dual/multi evidence is paraphrased)
+    assert passage_found(gold, "Audi Group delivered 1,614,231 cars worldwide to its customers in 2022, "
+                               "fewer than one year earlier.")
     assert evidence_recall([scattered, "x"], [gold]) == 0.0
     assert evidence_recall(["x", gold + " More."], [gold]) == 1.0 and evidence_recall(["x", gold], [gold], k=1) == 0.0
 
