@@ -10,7 +10,8 @@ def _last_json(out: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_ingest_ask_eval_info(tmp_path, capsys):
+def test_ingest_ask_eval_info(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHRONORAG_HOME", str(tmp_path / "home"))  # a fresh embedding cache
     out = tmp_path / "idx"
     assert main(["-q", "ingest", str(FIXTURES / "ecb_events.tsv"), "--out", str(out)]) == 0
     summary = _last_json(capsys.readouterr().out)

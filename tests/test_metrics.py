@@ -68,5 +68,5 @@ def test_question_and_prediction_files_reject_bad_rows(tmp_path):
         load_questions(tmp_path / "missing.jsonl")
     preds = tmp_path / "p.jsonl"
     preds.write_text('{"quid": 1}\n')
-    with pytest.raises(DataFormatError, match=r"p.jsonl:1: not a prediction record"):
+    with pytest.raises(DataFormatError, match=r"p.jsonl:1: field 'question' must be a non-empty string"):
         load_predictions(preds)

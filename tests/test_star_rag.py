@@ -163,3 +163,278 @@ def test_star_rag_answers_with_llm_over_http(ecb_index):
     assert pred.answers == ["Romania", "Ireland"]
     assert "Question: Before Germany, who did the ECB criticize last?" in prompt
     assert "1. On " in prompt and pred.info["tokens"]["calls"] == 1
+
+
+# ---------------------------------------------------------------- issue 12: time-aware STAR-RAG
+_COOP = "Express intent to engage in diplomatic cooperation (such as policy support)"
+
+
+@pytest.fixture(scope="module")
+def toy_time_index(tmp_path_factory, minilm):
+    from chronorag.retrievers.event_index import build_event_index
+
+    b = EventStoreBuilder()
+    b.add("Oman", _COOP, "Kuwait", "2011-11-01")
+    b.add("Oman", _COOP, "Qatar", "2012-01-05")
+    b.add("Oman", _COOP, "South Korea", "2012-01-15")
+    b.add("Oman", _COOP, "South Korea", "2013-05-02")
+    b.add("Oman", _COOP, "Japan", "2012-03-01")
+    b.add("Oman", _COOP, "Bahrain", "2014-06-01")
+    for m in range(1, 13):  # one busy triple: 24 events over 2014
+        b.add("China", "Consult", "Japan", f"2014-{m:02d}-03")
+        b.add("China", "Consult", "Japan", f"2014-{m:02d}-17")
+    b.add("China", "Consult", "Vietnam", "2014-03-10")
+    b.add("China", "Consult", "Laos", "2014-08-10")
+    b.add("Vietnam", "Consult", "China", "2014-03-11")
+    return build_event_index(b.build(), tmp_path_factory.mktemp("toytime") / "idx", encoder=minilm, progress=False)
+
+
+def _objects(index, ids):
+    return [e.object for e in index.store.events(ids)]
+
+
+def test_time_intent_reads_window_ordinal_and_anchor():
+    from chronorag.graphs.time import parse_time
+    from chronorag.retrievers.star_rag import time_intent
+
+    ti = time_intent("Who signed an agreement with China in April 2005?")
+    assert (ti.constraint, ti.lo, ti.hi) == ("in", parse_time("2005-04").lo, parse_time("2005-04").hi)
+    ti = time_intent("Before 22 October 2008, which country did Malaysia praise?")
+    assert ti.constraint == "before" and ti.lo is None and ti.hi == parse_time("2008-10-22").lo
+    ti = time_intent("Before South Korea, with whom did Oman last wish to establish diplomatic cooperation?")
+    assert (ti.constraint, ti.ordinal, ti.anchor, ti.order, ti.direction) == (
+        "before", "last", "South Korea", "last", "backward")
+    ti = time_intent("Who first wanted to negotiate with Iraq after Egypt?")
+    assert ti.order == "first" and ti.direction == "forward"
+    assert not time_intent("Who visited China?").has_time
+
+
+def test_anchors_cover_the_question(toy_time_index):
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=6)
+    ids, info = r.retrieve_event_ids("Who did China consult?")
+    assert ids.tolist() == info["anchors"]
+    st = toy_time_index.store
+    busy = [e for e in st.events(ids) if (e.subject, e.object) == ("China", "Japan")]
+    assert len(busy) == 2  # max_per_triple, not 6 copies of the busiest triple
+    assert len({e.start[:7] for e in busy}) == 2  # and in different months
+    assert {"Vietnam", "Laos"} <= set(_objects(toy_time_index, ids))
+
+
+def test_explicit_time_and_ordinal_steer_the_ranking(toy_time_index):
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=3)
+    ids, _ = r.retrieve_event_ids("Who did China consult in August 2014?")
+    assert toy_time_index.store.event(int(ids[0])).start.startswith("2014-08")
+    # "first"/"last" pick the ends of a triple's history
+    first, _ = r.retrieve_event_ids("When did China first consult Japan?")
+    last, _ = r.retrieve_event_ids("When did China last consult Japan?")
+    assert toy_time_index.store.event(int(first[0])).start == "2014-01-03"
+    assert toy_time_index.store.event(int(last[0])).start == "2014-12-17"
+    # the time-blind mode keeps the old order (most recent first) for both
+    blind = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=3, time_mode="none")
+    assert toy_time_index.store.event(int(blind.retrieve_event_ids("When did China first consult Japan?")[0][0])
+                                      ).start == "2014-12-17"
+
+
+def test_anchor_event_question_finds_the_neighbour_in_time(toy_time_index):
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=3)
+    ids, info = r.retrieve_event_ids("Before South Korea, with whom did Oman last wish to establish diplomatic cooperation?")
+    from chronorag.graphs.time import parse_time
+
+    assert info["reference_time"] == parse_time("2012-01-15").lo  # the first Oman -> South Korea event
+    assert _objects(toy_time_index, ids)[0] == "Qatar"
+    ids, _ = r.retrieve_event_ids("After South Korea, with whom did Oman first wish to establish diplomatic cooperation?")
+    assert _objects(toy_time_index, ids)[0] == "Japan"
+
+
+def test_ablations_share_anchors_and_rerank(toy_time_index):
+    rg = build_rule_graph(toy_time_index.store, config=RuleGraphConfig(min_support=0.3, window_days=60))
+    assert rg.selected.any()
+    q = "Who did China consult in March 2014?"
+    star = StarRAGRetriever(toy_time_index, rg, k1=3)
+    uni = StarRAGRetriever(toy_time_index, rg, k1=3, personalization="uniform")
+    norule = StarRAGRetriever(toy_time_index, rg, k1=3, use_rule_graph=False)
+    a_star, a_uni, a_nr = (x.retrieve_event_ids(q)[1] for x in (star, uni, norule))
+    assert a_star["anchors"] == a_uni["anchors"] == a_nr["anchors"]
+    ids, info = star.retrieve_event_ids(q)
+    assert info["seeds"] and info["n_candidate_triples"] >= len(set(toy_time_index.triple_of_event[ids]))
+    # the re-rank is shared too: no-rule returns its anchors in re-rank order
+    assert norule.retrieve_event_ids(q)[0].tolist() == a_nr["anchors"]
+    # every returned event is scored >= the cosine of its triple (the time bonus is >= 0)
+    assert all(info["score"][e] >= info["cosine"][e] - 1e-9 for e in ids.tolist())
+
+
+def test_directed_chain_edges():
+    s = _toy_store()  # A consults B on day d, B visits A on day d+1
+    rg = build_rule_graph(s, config=RuleGraphConfig(min_support=0.5, window_days=10))
+    assert rg.edge_fwd.shape == rg.edge_n.shape
+    assert ((rg.edge_fwd >= 0) & (rg.edge_fwd <= rg.edge_n)).all()
+    fwd, bwd, both = (rg.transition(d) for d in ("forward", "backward", "both"))
+    assert abs(fwd - bwd.T).sum() >= 0  # shapes agree
+    # forward and backward are each other's transpose before normalisation: they differ
+    # wherever an edge's pairs mostly go one way
+    one_way = rg.selected & (np.abs(2 * rg.edge_fwd - rg.edge_n) > 0)
+    if one_way.any():
+        assert (fwd != bwd).nnz > 0
+    assert np.allclose(np.asarray(both.sum(axis=1)).ravel()[np.asarray(both.sum(axis=1)).ravel() > 0], 1)
+    seeds, gamma = rg.personalization([0, 1])
+    for d in ("forward", "backward"):
+        pi = rg.ppr(seeds, gamma, direction=d)
+        assert pi.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="direction"):
+        rg.transition("sideways")
+
+
+def test_edge_direction_counts_by_hand():
+    b = EventStoreBuilder()
+    # X always criticizes Y two days before Y threatens X: a one-way chain
+    for m in range(1, 7):
+        b.add("X", "Criticize", "Y", f"2014-{m:02d}-01")
+        b.add("Y", "Threaten", "X", f"2014-{m:02d}-03")
+    s = b.build()
+    rg = build_rule_graph(s, config=RuleGraphConfig(min_support=0.5, window_days=5, k_type=1))
+    crit = rg.nodes_of_events([0])[0][0]
+    thr = rg.nodes_of_events([1])[0][0]
+    e = np.flatnonzero(((rg.edge_u == min(crit, thr)) & (rg.edge_v == max(crit, thr))))
+    if len(e):  # the pair's labels differ in subject and object type when Hamming > 1: no edge
+        k = e[0]
+        first_is_u = rg.edge_u[k] == crit
+        assert rg.edge_fwd[k] == (rg.edge_n[k] if first_is_u else 0)
+    # same-day pairs count half each way
+    b2 = EventStoreBuilder()
+    b2.add("X", "Criticize", "Y", "2014-01-01")
+    b2.add("X", "Threaten", "Y", "2014-01-01")
+    b2.add("X", "Criticize", "Y", "2014-02-01")
+    b2.add("X", "Threaten", "Y", "2014-02-01")
+    rg2 = build_rule_graph(b2.build(), config=RuleGraphConfig(min_support=0.5, window_days=5, k_type=1))
+    assert len(rg2.edge_n) == 1 and rg2.edge_fwd[0] == pytest.approx(rg2.edge_n[0] / 2)
+
+
+def test_directed_edges_persist_and_update(tmp_path, sample_index):
+    s = sample_index.store.subset(np.arange(min(3000, len(sample_index.store))))
+    rg = build_rule_graph(s)
+    rg.save(tmp_path)
+    back = RuleGraph.load(tmp_path)
+    assert np.array_equal(back.edge_fwd, rg.edge_fwd)
+    cut = int(len(s) * 0.9)
+    inc = build_rule_graph(s.subset(np.arange(cut)))
+    inc.add_events(s.subset(np.arange(cut)).concat(s.subset(np.arange(cut, len(s)))), cut)
+    assert ((inc.edge_fwd >= 0) & (inc.edge_fwd <= inc.edge_n)).all()
+    assert inc.edge_fwd.sum() == pytest.approx(rg.edge_fwd.sum(), rel=0.2)
+
+
+def test_per_call_time_filter_and_metadata_filters(toy_time_index):
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=5)
+    nodes = r.retrieve("Who did China consult?", time_filter={"begin_time": "2014-03", "end_time": "2014-03",
+                                                             "type": "in/on"})
+    assert nodes and all(n.node.metadata["start"].startswith("2014-03") for n in nodes)
+    assert r.time_filter is None  # the filter was per call
+    f = MetadataFilters(filters=[MetadataFilter(key="start", value="2014-08-01", operator=FilterOperator.GTE),
+                                 MetadataFilter(key="start", value="2014-08-31", operator=FilterOperator.LTE)])
+    nodes = r.retrieve("Who did China consult?", time_filter=f)
+    assert nodes and all(n.node.metadata["start"].startswith("2014-08") for n in nodes)
+    with pytest.raises(ValueError, match="type"):
+        r.retrieve("Who did China consult?", time_filter={"type": "around"})
+    with pytest.raises(ValueError, match="not a time field"):
+        r.retrieve("x?", time_filter=MetadataFilters(filters=[MetadataFilter(key="subject", value="China")]))
+    # scores are similarities (cosine + time bonus), not ranks; ids are hidden from the LLM
+    nodes = r.retrieve("Who did China consult in March 2014?")
+    assert nodes[0].score >= nodes[-1].score and nodes[0].score <= 1.0 + r.w_window + r.w_order + r.w_ref
+    assert "event_id" in nodes[0].node.excluded_llm_metadata_keys
+    assert "event_id" not in nodes[0].node.get_content(metadata_mode="llm")
+
+
+def test_aretrieve_runs_in_a_worker_thread(toy_time_index):
+    import threading
+
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=2)
+    seen = []
+    orig = r.retrieve_event_ids
+
+    def spy(*a, **k):
+        seen.append(threading.get_ident())
+        return orig(*a, **k)
+
+    r.retrieve_event_ids = spy
+
+    async def main():
+        return await asyncio.gather(r.aretrieve("Who did China consult?"),
+                                    r.aretrieve("Who did Oman cooperate with?",
+                                                time_filter={"begin_time": "2012", "end_time": "2012"}))
+
+    a, b = asyncio.run(main())
+    assert len(a) == 2 and all(n.node.metadata["start"].startswith("2012") for n in b)
+    assert threading.get_ident() not in seen
+
+
+def test_similarity_top_k_and_k1_alias(toy_time_index):
+    r = StarRAGRetriever(toy_time_index, use_rule_graph=False, similarity_top_k=4)
+    assert r.k1 == 4 and len(r.retrieve("Who did China consult?")) == 4
+    assert StarRAGRetriever(toy_time_index, use_rule_graph=False, k1=3).similarity_top_k == 3
+    with pytest.raises(ValueError, match="disagree"):
+        StarRAGRetriever(toy_time_index, use_rule_graph=False, k1=3, similarity_top_k=4)
+    with pytest.raises(ValueError, match="time_mode"):
+        StarRAGRetriever(toy_time_index, use_rule_graph=False, time_mode="clock")
+
+
+def test_dated_event_texts_and_vectors(toy_time_index):
+    from chronorag.retrievers.event_index import EventIndex, dated_event_texts
+
+    texts = dated_event_texts(toy_time_index.store, np.array([1]))
+    assert texts == [f"On 5 January 2012, Oman {texts[0].split('Oman ', 1)[1]}"] and "Qatar" in texts[0]
+    vecs = toy_time_index.event_vectors()
+    assert vecs.shape == (len(toy_time_index.store), toy_time_index.vectors.vectors.shape[1])
+    assert (toy_time_index.path / "event_vectors.npy").exists()
+    back = EventIndex.load(toy_time_index.path)
+    back.encoder = toy_time_index.encoder
+    assert np.allclose(back.event_vectors(), vecs)
+    r = StarRAGRetriever(back, use_rule_graph=False, similarity_top_k=3, time_mode="dated")
+    ids, _ = r.retrieve_event_ids("Who did China consult in August 2014?")
+    assert any(back.store.event(int(i)).start.startswith("2014-08") for i in ids)
+
+
+def test_pg_retriever_contract(ecb_store, ecb_index, tmp_path):
+    from llama_index.core.graph_stores import SimplePropertyGraphStore
+
+    from chronorag.retrievers.star_rag import StarRAGPGRetriever
+
+    with pytest.raises(ValueError, match="no chronorag events"):
+        StarRAGPGRetriever(SimplePropertyGraphStore(), work_dir=str(tmp_path / "w"))
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    with pytest.raises(ValueError, match="holds 0 chronorag events"):
+        StarRAGPGRetriever(SimplePropertyGraphStore(), index_dir=str(ecb_index.path))
+    sub = StarRAGPGRetriever(SimplePropertyGraphStore(), index_dir=str(ecb_index.path), check_store=False, k1=2)
+    assert len(sub.custom_retrieve("Who did the European Central Bank criticize?")) == 2
+
+
+def test_answer_prompt_and_llm_objects(ecb_index):
+    from llama_index.llms.openai_like import OpenAILike
+
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.retrievers.star_rag import ANSWER_PROMPT, answer_with_llm, build_answer_messages
+
+    events = ecb_index.store.events(range(3))
+    msgs = build_answer_messages("Before Germany, who did the ECB criticize last?", events)
+    body = msgs[0]["content"]
+    assert "Reasoning:" in body and "Answers:" in body and "Example" in body
+    assert body.rstrip().endswith("Question: Before Germany, who did the ECB criticize last?")
+    assert "1. " + events[0].verbalize() in body
+    assert "European Central Bank criticized Romania" not in ANSWER_PROMPT  # our own example, not the paper's
+    think = ("<think>The Germany event is 2011-02-14; Romania is earlier.</think>"
+             "Reasoning: Romania is criticized on 2010-08-30, before Germany.\nAnswers:\n1. Romania\n2. Ireland")
+    with ScriptedOpenAIServer([think, think]) as srv:
+        assert answer_with_llm(LLMConfig(base_url=srv.base_url), "Before Germany, who?", events) == ["Romania", "Ireland"]
+        li = OpenAILike(model="chronorag", api_base=srv.base_url, api_key="x", is_chat_model=True)
+        assert answer_with_llm(li, "Before Germany, who?", events) == ["Romania", "Ireland"]
+        assert len(srv.requests) == 2
+    with pytest.raises(LLMError):
+        answer_with_llm(object(), "Before Germany, who?", events)
+
+
+def test_parse_ranked_answers_drops_reasoning():
+    text = "Reasoning: X came first, then Y.\nAnswers:\n1. X\n2) Y.\n3. x"
+    assert parse_ranked_answers(text) == ["X", "Y"]
+    assert parse_ranked_answers("Thought: hmm\nAnswer: Iran") == ["Iran"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
+# public name -> module that defines it ("module:attr" where the public name is an alias)
 _EXPORTS: dict[str, str] = {
     # time model and event store
     "TimeFilter": "chronorag.retrievers.base",
@@ -44,6 +44,39 @@ _EXPORTS: dict[str, str] = {
     "LLMConfig": "chronorag.integrations.llm",
     "resolve_llm": "chronorag.integrations.llm",
     "ScriptedOpenAIServer": "chronorag.integrations.testing",
+    # ToPG
+    "PropositionGraph": "chronorag.graphs.proposition_graph",
+    "ToPGRetriever": "chronorag.retrievers.topg",
+    "build_topg_index": "chronorag.workflows.topg",
+    "load_topg_index": "chronorag.workflows.topg",
+    "read_corpus": "chronorag.workflows.topg",
+    "ToPGSettings": "chronorag.workflows.topg",
+    "ToPGContext": "chronorag.workflows.topg",
+    "build_topg_graph": "chronorag.workflows.topg.graph:build_graph",
+    "export_topg_to_property_graph": "chronorag.integrations.topg_property_graph",
+    # KG-iRAG
+    "RecordKG": "chronorag.graphs.record_kg",
+    "RecordSpec": "chronorag.graphs.record_kg",
+    "EventRule": "chronorag.graphs.record_kg",
+    "build_record_kg": "chronorag.graphs.record_kg",
+    "read_records_csv": "chronorag.graphs.record_kg",
+    "load_source_kg": "chronorag.integrations.records",
+    "KGIRAGContext": "chronorag.workflows.kg_irag.state",
+    "build_kg_irag_graph": "chronorag.workflows.kg_irag.graph:build_graph",
+    # other graphs
+    "build_dense_qa_graph": "chronorag.workflows.dense_qa.graph:build_graph",
+    "build_temptool_graph": "chronorag.workflows.temptool.graph:build_graph",
+    # evaluation
+    "run_eval": "chronorag.evaluation",
+    "load_questions": "chronorag.evaluation",
+    "register_method": "chronorag.evaluation",
+    "Prediction": "chronorag.evaluation",
+    "build_report": "chronorag.evaluation.report",
+    "MajorityJudge": "chronorag.evaluation.judge",
+    "TemporalContextRecall": "chronorag.integrations.ragas_eval",
+    "TemporalContextPrecision": "chronorag.integrations.ragas_eval",
+    "ragas_scores": "chronorag.integrations.ragas_eval",
+    "nodes_to_ragas_dataset": "chronorag.integrations.ragas_eval",
     # errors
     "ChronoRAGError": "chronorag.errors",
     "DataFormatError": "chronorag.errors",
@@ -61,7 +94,8 @@ def __getattr__(name: str) -> Any:
     mod = _EXPORTS.get(name)
     if mod is None:
         raise AttributeError(f"module 'chronorag' has no attribute {name!r}")
-    value = getattr(importlib.import_module(mod), name)
+    mod, _, attr = mod.partition(":")
+    value = getattr(importlib.import_module(mod), attr or name)
     globals()[name] = value
     return value
 
@@ -80,7 +114,18 @@ if TYPE_CHECKING:  # static type checkers see the real symbols
         TimeParseError,
         UnknownNameError,
     )
+    from chronorag.evaluation import Prediction, load_questions, register_method, run_eval  # noqa: F401
+    from chronorag.evaluation.judge import MajorityJudge  # noqa: F401
+    from chronorag.evaluation.report import build_report  # noqa: F401
     from chronorag.graphs.io import read_events  # noqa: F401
+    from chronorag.graphs.proposition_graph import PropositionGraph  # noqa: F401
+    from chronorag.graphs.record_kg import (  # noqa: F401
+        EventRule,
+        RecordKG,
+        RecordSpec,
+        build_record_kg,
+        read_records_csv,
+    )
     from chronorag.graphs.rule_graph import RuleGraph, build_rule_graph  # noqa: F401
     from chronorag.graphs.store import EventStoreBuilder, TemporalEventStore  # noqa: F401
     from chronorag.graphs.time import parse_time  # noqa: F401
@@ -91,11 +136,32 @@ if TYPE_CHECKING:  # static type checkers see the real symbols
         export_to_property_graph,
         store_from_property_graph,
     )
+    from chronorag.integrations.ragas_eval import (  # noqa: F401
+        TemporalContextPrecision,
+        TemporalContextRecall,
+        nodes_to_ragas_dataset,
+        ragas_scores,
+    )
+    from chronorag.integrations.records import load_source_kg  # noqa: F401
     from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools  # noqa: F401
     from chronorag.integrations.testing import ScriptedOpenAIServer  # noqa: F401
+    from chronorag.integrations.topg_property_graph import export_topg_to_property_graph  # noqa: F401
     from chronorag.retrievers.base import TimeFilter  # noqa: F401
     from chronorag.retrievers.dense import DenseEventRetriever  # noqa: F401
     from chronorag.retrievers.event_index import EventIndex, build_event_index  # noqa: F401
     from chronorag.retrievers.star_rag import StarRAGPGRetriever, StarRAGRetriever  # noqa: F401
     from chronorag.retrievers.tgrag import TGragPGRetriever, TGragRetriever  # noqa: F401
     from chronorag.retrievers.tgrag_index import build_tgrag_index  # noqa: F401
+    from chronorag.retrievers.topg import ToPGRetriever  # noqa: F401
+    from chronorag.workflows.dense_qa.graph import build_graph as build_dense_qa_graph  # noqa: F401
+    from chronorag.workflows.kg_irag.graph import build_graph as build_kg_irag_graph  # noqa: F401
+    from chronorag.workflows.kg_irag.state import KGIRAGContext  # noqa: F401
+    from chronorag.workflows.temptool.graph import build_graph as build_temptool_graph  # noqa: F401
+    from chronorag.workflows.topg import (  # noqa: F401
+        ToPGContext,
+        ToPGSettings,
+        build_topg_index,
+        load_topg_index,
+        read_corpus,
+    )
+    from chronorag.workflows.topg.graph import build_graph as build_topg_graph  # noqa: F401

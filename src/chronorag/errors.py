@@ -11,10 +11,12 @@ from __future__ import annotations
 __all__ = [
     "ChronoRAGError",
     "DataFormatError",
+    "IndexBusyError",
     "IndexFormatError",
     "IntervalOrderError",
     "LLMError",
     "MissingExtraError",
+    "OutputExistsError",
     "TimeParseError",
     "UnknownNameError",
 ]
@@ -45,6 +47,14 @@ class UnknownNameError(ChronoRAGError, KeyError):
 
 class IndexFormatError(ChronoRAGError, ValueError):
     """An index directory that is missing files or was written by an incompatible version."""
+
+
+class IndexBusyError(ChronoRAGError, RuntimeError):
+    """Another process is writing the same index directory (it holds the writer lock)."""
+
+
+class OutputExistsError(ChronoRAGError, FileExistsError):
+    """An output path that chronorag will not replace (a file, or a directory it did not write)."""
 
 
 class MissingExtraError(ChronoRAGError, ImportError):

@@ -12,6 +12,10 @@ JSONL (``.jsonl``, ``.ndjson``, optionally ``.gz``)
     One object per line with the same keys; an ``attrs`` object and any other keys
     become attributes.
 
+In every format an empty ``end`` (an empty fifth TSV field, e.g. a trailing tab; an
+empty CSV cell; ``""`` or ``null`` in JSONL) means "no end": a point event. Files may
+start with a UTF-8 byte-order mark; it is not part of the first name.
+
 Malformed lines fail the load by default with ``file:line`` and the reason; with
 ``on_error="skip"`` they are skipped and counted in :attr:`TemporalEventStore.load_report`.
 """
@@ -19,10 +23,12 @@ Malformed lines fail the load by default with ``file:line`` and the reason; with
 from __future__ import annotations
 
 import csv
+import errno
 import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,7 +96,7 @@ def _rows_tsv(fh: io.TextIOBase) -> Iterator[tuple[int, dict[str, Any] | str]]:
             continue
         row: dict[str, Any] = {"subject": parts[0], "relation": parts[1], "object": parts[2],
                                "start": parts[3]}
-        if len(parts) == 5:
+        if len(parts) == 5 and parts[4].strip():
             row["end"] = parts[4]
         yield lineno, row
 
@@ -113,7 +119,7 @@ def _rows_csv(fh: io.TextIOBase) -> Iterator[tuple[int, dict[str, Any] | str]]:
 def _split_row(rec: dict[str, Any], start_col: str) -> dict[str, Any]:
     row = {k: rec[k] for k in _CORE}
     row["start"] = rec[start_col]
-    if rec.get("end") not in (None, ""):
+    if rec.get("end") is not None and str(rec["end"]).strip():
         row["end"] = rec["end"]
     if rec.get("text") not in (None, ""):
         row["text"] = rec["text"]
@@ -185,6 +191,8 @@ def read_events(
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory; pass the events file itself", str(p))
     if not p.is_file():
         raise FileNotFoundError(f"no such event file: {p}")
     fmt = detect_format(p) if fmt is None else fmt
@@ -194,7 +202,7 @@ def read_events(
     report = LoadReport(path=str(p))
     with open(p, "rb") as raw:
         stream: Any = gzip.GzipFile(fileobj=raw) if p.name.lower().endswith(".gz") else raw
-        text = io.TextIOWrapper(stream, encoding="utf-8", newline="" if fmt == "csv" else None)
+        text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="" if fmt == "csv" else None)
         bar = _Progress(raw, p.stat().st_size, progress, desc=f"reading {p.name}")
         try:
             for lineno, row in _READERS[fmt](text):
@@ -217,6 +225,10 @@ def read_events(
                     report.examples.append(f"{p.name}:{lineno}: {reason}")
         except UnicodeDecodeError as exc:
             raise DataFormatError(f"{p}: not UTF-8 text near line {report.n_lines + 1}: {exc}") from None
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            from chronorag.graphs.persist import gzip_error_message
+
+            raise DataFormatError(gzip_error_message(p, exc)) from None
         finally:
             bar.close()
     store = b.build()

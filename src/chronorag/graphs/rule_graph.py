@@ -51,10 +51,12 @@ import scipy.sparse as sp
 from chronorag.errors import IndexFormatError, missing_extra
 from chronorag.graphs.store import TemporalEventStore
 
-__all__ = ["RuleGraph", "RuleGraphConfig", "build_rule_graph", "entity_labels"]
+__all__ = ["DIRECTIONS", "RuleGraph", "RuleGraphConfig", "build_rule_graph", "entity_labels"]
+
+DIRECTIONS = ("both", "forward", "backward")
 
 _DAY = 1440
-RULE_FORMAT_VERSION = 1
+RULE_FORMAT_VERSION = 2  # 2: directed chain-edge counts (edge_fwd)
 _R_BASE = 1 << 16  # node key = (a_s * _R_BASE + r) * _T_BASE + a_o
 _T_BASE = 1 << 22
 
@@ -137,6 +139,10 @@ class RuleGraph:
     edge_u, edge_v, edge_n, edge_sum, edge_delta : numpy.ndarray
         Candidate edges (``u < v``), ``|T_uv|``, sum of spans (days), and the MDL delta
         at the time each was examined (``nan`` if never examined).
+    edge_fwd : numpy.ndarray
+        Direction of each edge's event pairs (App. B's directed *chain* edges): how many
+        of its ``|T_uv|`` pairs have the ``u`` event first (same-day pairs count 1/2);
+        ``edge_n - edge_fwd`` pairs have the ``v`` event first.
     selected : numpy.ndarray
         Boolean mask over candidate edges kept by MDL.
     labels, types : list
@@ -154,13 +160,15 @@ class RuleGraph:
     edge_v: np.ndarray
     edge_n: np.ndarray
     edge_sum: np.ndarray
+    edge_fwd: np.ndarray
     edge_delta: np.ndarray
     selected: np.ndarray
     labels: list[list[int]]
     types: list[tuple[int, ...]]
     config: RuleGraphConfig = field(default_factory=RuleGraphConfig)
     stats: dict[str, Any] = field(default_factory=dict)
-    _transition: sp.csr_matrix | None = None
+    store_fingerprint: str | None = None
+    _transition: dict[str, Any] = field(default_factory=dict)  # caches, cleared by add_events
 
     # ------------------------------------------------------------- structure
     @property
@@ -171,9 +179,12 @@ class RuleGraph:
     @property
     def in_graph(self) -> np.ndarray:
         """Boolean mask of nodes touched by a selected edge (the rule graph's nodes)."""
-        m = np.zeros(self.n_nodes, dtype=bool)
-        m[self.edge_u[self.selected]] = True
-        m[self.edge_v[self.selected]] = True
+        m = self._transition.get("in_graph")
+        if m is None:
+            m = np.zeros(self.n_nodes, dtype=bool)
+            m[self.edge_u[self.selected]] = True
+            m[self.edge_v[self.selected]] = True
+            self._transition["in_graph"] = m
         return m
 
     def support(self, node: int) -> np.ndarray:
@@ -221,18 +232,39 @@ class RuleGraph:
                  "delta_bits": float(self.edge_delta[i])} for i in idx]
 
     # ------------------------------------------------------------------- PPR
-    def transition(self) -> sp.csr_matrix:
-        """Row-normalised transition matrix over selected edges (weights ``|T_uv|``)."""
-        if self._transition is None:
+    def transition(self, direction: str = "both") -> sp.csr_matrix:
+        """Row-normalised transition matrix over the selected edges.
+
+        Parameters
+        ----------
+        direction : {"both", "forward", "backward"}
+            ``"both"``: undirected, weight ``|T_uv|`` each way. ``"forward"``: a step
+            ``u -> v`` is weighted by the event pairs where the ``u`` event came first
+            (follow the chain edges forward in time: "what happened after");
+            ``"backward"``: by the pairs where it came second ("what happened before").
+            Same-day pairs count half each way.
+        """
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        if direction not in self._transition:
             s = self.selected
-            u, v, w = self.edge_u[s], self.edge_v[s], self.edge_n[s].astype(np.float64)
+            u, v = self.edge_u[s], self.edge_v[s]
+            n_uv = self.edge_n[s].astype(np.float64)
+            f = self.edge_fwd[s].astype(np.float64)
+            if direction == "both":
+                w_uv, w_vu = n_uv, n_uv
+            elif direction == "forward":
+                w_uv, w_vu = f, n_uv - f
+            else:
+                w_uv, w_vu = n_uv - f, f
             n = self.n_nodes
-            a = sp.coo_matrix((np.concatenate([w, w]), (np.concatenate([u, v]), np.concatenate([v, u]))),
+            a = sp.coo_matrix((np.concatenate([w_uv, w_vu]), (np.concatenate([u, v]), np.concatenate([v, u]))),
                               shape=(n, n)).tocsr()
+            a.eliminate_zeros()
             deg = np.asarray(a.sum(axis=1)).ravel()
             inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
-            self._transition = sp.diags(inv) @ a
-        return self._transition
+            self._transition[direction] = (sp.diags(inv) @ a).tocsr()
+        return self._transition[direction]
 
     def personalization(
         self, anchors: Sequence[int], *, theta: float = 0.6, beta: float = 0.7,
@@ -279,29 +311,49 @@ class RuleGraph:
         return seeds, g / g.sum()
 
     def ppr(self, seeds: np.ndarray, gamma: np.ndarray, *, alpha: float = 0.2, tol: float = 1e-5,
-            max_iter: int = 200) -> np.ndarray:
+            max_iter: int = 200, direction: str = "both") -> np.ndarray:
         """Personalized PageRank ``pi = alpha*gamma + (1-alpha) * pi A`` by power iteration.
 
-        Mass at nodes without edges returns to ``gamma`` (so ``pi`` sums to 1).
+        Mass at nodes without (outgoing) edges returns to ``gamma`` (so ``pi`` sums to 1).
+        ``direction`` picks the transition matrix (see :meth:`transition`).
         """
         if not 0 < alpha <= 1:
             raise ValueError(f"alpha must be in (0, 1], got {alpha}")
         n = self.n_nodes
-        g = np.zeros(n)
-        g[np.asarray(seeds, dtype=np.int64)] = gamma
-        if g.sum() <= 0:
-            raise ValueError("empty personalization vector")
+        seeds = np.asarray(seeds, dtype=np.int64)
+        gamma = np.asarray(gamma, dtype=np.float64)
+        if len(seeds) != len(gamma) or gamma.sum() <= 0:
+            raise ValueError("empty personalization vector (or seeds and gamma of different lengths)")
+        # iterate on the nodes the walk can reach: the rule graph's nodes plus the seeds
+        key = f"compact:{direction}"
+        if key not in self._transition:
+            nodes = np.flatnonzero(self.in_graph)
+            at = self.transition(direction)[nodes][:, nodes].T.tocsr()
+            self._transition[key] = (nodes, at)
+        nodes, at = self._transition[key]
+        extra = np.unique(seeds[~self.in_graph[seeds]])
+        if len(extra):  # seeds outside the graph keep their mass (no edges); handled as dangling
+            nodes = np.concatenate([nodes, extra])
+            at = sp.block_diag([at, sp.csr_matrix((len(extra), len(extra)))]).tocsr()
+        pos = np.searchsorted(nodes[: len(nodes) - len(extra)], seeds)
+        if len(extra):
+            where = {int(u): i for i, u in enumerate(nodes)}
+            pos = np.array([where[int(u)] for u in seeds], dtype=np.int64)
+        g = np.zeros(len(nodes))
+        np.add.at(g, pos, gamma)
         g /= g.sum()
-        at = self.transition().T.tocsr()
         pi = g.copy()
         for _ in range(max_iter):
             spread = at @ pi
             lost = pi.sum() - spread.sum()  # mass sitting on dangling nodes
             new = alpha * g + (1 - alpha) * (spread + lost * g)
             if np.abs(new - pi).sum() < tol:
-                return new
+                pi = new
+                break
             pi = new
-        return pi
+        out = np.zeros(n)
+        out[nodes] = pi
+        return out
 
     # ------------------------------------------------------ incremental update
     def add_events(self, store: TemporalEventStore, start: int) -> dict[str, Any]:
@@ -374,12 +426,13 @@ class RuleGraph:
         self.event_nodes = np.concatenate([self.event_nodes, ev_nodes_new])
         # event pairs involving a new event, within the groups the new events touch
         i, j, d = _event_pairs(store, cfg, first_new=start)
-        ek, en, es = _edge_stats(self.event_nodes, self.event_ptr, i, j, d,
-                                 (self.node_s, self.node_r, self.node_o), n_nodes)
+        ek, en, es, ef = _edge_stats(self.event_nodes, self.event_ptr, i, j, d,
+                                     (self.node_s, self.node_r, self.node_o), n_nodes)
         # merge into the candidate edges (re-key old edges by the new node count)
         old_k = self.edge_u * n_nodes + self.edge_v
         mk, mn, ms = _aggregate(np.concatenate([old_k, ek]), np.concatenate([self.edge_sum, es]),
                                 np.concatenate([self.edge_n, en]).astype(np.float64))
+        _, _, mf = _aggregate(np.concatenate([old_k, ek]), np.concatenate([self.edge_fwd, ef]))
         pos_old = np.searchsorted(mk, old_k)
         selected = np.zeros(len(mk), dtype=bool)
         selected[pos_old] = self.selected
@@ -387,14 +440,15 @@ class RuleGraph:
         delta[pos_old] = self.edge_delta
         examine = np.searchsorted(mk, np.unique(ek))
         self.edge_u, self.edge_v = np.divmod(mk, n_nodes)
-        self.edge_n, self.edge_sum = mn, ms
+        self.edge_n, self.edge_sum, self.edge_fwd = mn, ms, mf
         supp = self.support_ptr[1:] - self.support_ptr[:-1]
         node_of_pair = np.repeat(np.arange(n_nodes), supp)
         node_bits = _node_bits(self.node_s, self.node_r, self.node_o, node_of_pair, store, len(self.types))
         self.selected, self.edge_delta, _ = _mdl_select(
             self.edge_u, self.edge_v, self.edge_n, self.edge_sum, supp, node_bits, cfg.window_days,
             selected=selected, delta=delta, examine=examine)
-        self._transition = None
+        self._transition = {}
+        self.store_fingerprint = store.fingerprint()
         info = {"new_events": int(len(new)), "new_rule_nodes": int(n_nodes - n_nodes_old),
                 "new_event_pairs": int(len(i)), "edges_examined": int(len(examine)),
                 "seconds": round(time.perf_counter() - t0, 3)}
@@ -405,30 +459,61 @@ class RuleGraph:
 
     # ----------------------------------------------------------- persistence
     _ARRAYS = ("node_s", "node_r", "node_o", "support_ptr", "support_idx", "event_ptr", "event_nodes",
-               "edge_u", "edge_v", "edge_n", "edge_sum", "edge_delta", "selected")
+               "edge_u", "edge_v", "edge_n", "edge_sum", "edge_fwd", "edge_delta", "selected")
 
-    def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write ``rule_graph.npz`` and ``rule_graph.json`` into ``directory``."""
+    def write(self, directory: str | os.PathLike[str]) -> None:
+        """Write ``rule_graph.npz`` and ``rule_graph.json`` into an existing directory (not atomic)."""
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
         np.savez(d / "rule_graph.npz", **{k: getattr(self, k) for k in self._ARRAYS})
         meta = {"format": RULE_FORMAT_VERSION, "config": self.config.__dict__, "stats": self.stats,
-                "labels": self.labels, "types": [list(t) for t in self.types]}
+                "labels": self.labels, "types": [list(t) for t in self.types],
+                "store_fingerprint": self.store_fingerprint}
         (d / "rule_graph.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Add (or replace) the rule graph in the index directory ``directory``.
+
+        Goes through :func:`chronorag.graphs.persist.write_index` with ``update=True``: the
+        index's other files are kept, the switch is atomic, a failed save changes nothing.
+        """
+        from chronorag.graphs.persist import write_index
+
+        with write_index(directory, update=True) as tmp:
+            self.write(tmp)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RuleGraph:
-        """Load a rule graph written by :meth:`save` (no rebuild)."""
-        d = Path(directory)
+        """Load a rule graph written by :meth:`save` (no rebuild).
+
+        Raises
+        ------
+        IndexFormatError
+            When it is missing, damaged, of another format, or was built from another
+            event store than the one in ``directory`` (fingerprint mismatch).
+        """
+        from chronorag.graphs.persist import load_npz, read_json, snapshot
+
+        shown = Path(directory)
+        d = snapshot(shown)
         if not (d / "rule_graph.json").exists():
-            raise IndexFormatError(f"{d} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build`")
-        meta = json.loads((d / "rule_graph.json").read_text(encoding="utf-8"))
+            raise IndexFormatError(f"{shown} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build`")
+        meta = read_json(d / "rule_graph.json")
         if meta.get("format") != RULE_FORMAT_VERSION:
-            raise IndexFormatError(f"{d}: rule graph format {meta.get('format')!r}, expected {RULE_FORMAT_VERSION}")
-        with np.load(d / "rule_graph.npz") as z:
-            arrays = {k: z[k] for k in cls._ARRAYS}
+            raise IndexFormatError(f"{shown}: rule graph format {meta.get('format')!r}, expected {RULE_FORMAT_VERSION}")
+        arrays = load_npz(d / "rule_graph.npz", keys=cls._ARRAYS)
+        fix = f"rebuild it with `chronorag star-rag build {shown}`"
+        if (d / "store.json").exists():
+            smeta = read_json(d / "store.json")
+            have, want = meta.get("store_fingerprint"), smeta.get("fingerprint")
+            if have is not None and want is not None and have != want:
+                raise IndexFormatError(f"{shown}: the rule graph was built from another event store "
+                                       f"(fingerprint {have}, this index's store is {want}); {fix}")
+            if len(arrays["event_ptr"]) - 1 != smeta.get("n_events", len(arrays["event_ptr"]) - 1):
+                raise IndexFormatError(f"{shown}: the rule graph covers {len(arrays['event_ptr']) - 1} "
+                                       f"events, the index's store {smeta['n_events']}; {fix}")
         return cls(**arrays, labels=meta["labels"], types=[tuple(t) for t in meta["types"]],
-                   config=RuleGraphConfig(**meta["config"]), stats=meta["stats"])
+                   config=RuleGraphConfig(**meta["config"]), stats=meta["stats"],
+                   store_fingerprint=meta.get("store_fingerprint"))
 
 
 # ---------------------------------------------------------------------------- build
@@ -505,8 +590,10 @@ def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarr
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Expand event pairs to rule-node pairs (u < v, Hamming <= 1) and aggregate ``T_uv``.
 
-    Returns edge keys ``u * n_nodes + v``, ``|T_uv|`` and the sum of spans, aggregated
-    chunk by chunk so memory stays bounded by the number of distinct edges.
+    Returns edge keys ``u * n_nodes + v``, ``|T_uv|``, the sum of spans and the
+    direction count (pairs whose earlier event is on ``u``; same-day pairs count 1/2),
+    aggregated chunk by chunk so memory stays bounded by the number of distinct edges.
+    The pairs come ordered in time: ``i`` is never later than ``j``.
     """
     cnt = ptr[1:] - ptr[:-1]
     k = int(cnt.max()) if len(cnt) else 0
@@ -515,10 +602,10 @@ def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarr
     cols = np.arange(len(node_of)) - np.repeat(ptr[:-1], cnt)
     pad[rows, cols] = node_of
     cs, cr, co = comp
-    parts_k, parts_n, parts_s = [], [], []
+    parts_k, parts_n, parts_s, parts_f = [], [], [], []
     for c0 in range(0, len(i), chunk):
         ii, jj, dd = i[c0:c0 + chunk], j[c0:c0 + chunk], d[c0:c0 + chunk]
-        ks, ds = [], []
+        ks, ds, fs = [], [], []
         for a in range(pad.shape[1]):
             for b in range(pad.shape[1]):
                 u, v = pad[ii, a], pad[jj, b]
@@ -526,15 +613,26 @@ def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarr
                 u, v, dd2 = u[ok], v[ok], dd[ok]
                 ham = (cs[u] != cs[v]).astype(np.int8) + (cr[u] != cr[v]) + (co[u] != co[v])
                 ok = ham <= 1
-                ks.append(np.minimum(u[ok], v[ok]) * n_nodes + np.maximum(u[ok], v[ok]))
-                ds.append(dd2[ok])
-        kk, nn, ss = _aggregate(np.concatenate(ks), np.concatenate(ds).astype(np.float64))
+                u, v, dd2 = u[ok], v[ok], dd2[ok]
+                ks.append(np.minimum(u, v) * n_nodes + np.maximum(u, v))
+                ds.append(dd2)
+                fs.append(np.where(dd2 == 0, 0.5, (u < v).astype(np.float64)))
+        keys = np.concatenate(ks)
+        kk, inv = np.unique(keys, return_inverse=True)
+        nn = np.bincount(inv, minlength=len(kk))
+        ss = np.bincount(inv, weights=np.concatenate(ds).astype(np.float64), minlength=len(kk))
+        ff = np.bincount(inv, weights=np.concatenate(fs), minlength=len(kk))
         parts_k.append(kk)
         parts_n.append(nn)
         parts_s.append(ss)
+        parts_f.append(ff)
     if not parts_k:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return _aggregate(np.concatenate(parts_k), np.concatenate(parts_s), np.concatenate(parts_n).astype(np.float64))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    uk, inv = np.unique(np.concatenate(parts_k), return_inverse=True)
+    n = np.bincount(inv, weights=np.concatenate(parts_n).astype(np.float64), minlength=len(uk))
+    ssum = np.bincount(inv, weights=np.concatenate(parts_s), minlength=len(uk))
+    fwd = np.bincount(inv, weights=np.concatenate(parts_f), minlength=len(uk))
+    return uk, n.astype(np.int64), ssum, fwd
 
 
 def _mdl_select(edge_u: np.ndarray, edge_v: np.ndarray, n: np.ndarray, ssum: np.ndarray,
@@ -654,7 +752,7 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     mark("rule_nodes")
     i, j, d = _event_pairs(store, cfg)
     mark("event_pairs")
-    ek_u, edge_n, edge_sum = _edge_stats(event_nodes, event_ptr, i, j, d, (node_s, node_r, node_o), len(uniq))
+    ek_u, edge_n, edge_sum, edge_fwd = _edge_stats(event_nodes, event_ptr, i, j, d, (node_s, node_r, node_o), len(uniq))
     edge_u, edge_v = np.divmod(ek_u, len(uniq))
     mark("candidate_edges")
     supp = support_ptr[1:] - support_ptr[:-1]
@@ -670,8 +768,9 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     }
     rg = RuleGraph(node_s=node_s, node_r=node_r, node_o=node_o, support_ptr=support_ptr,
                    support_idx=support_idx, event_ptr=event_ptr, event_nodes=event_nodes,
-                   edge_u=edge_u, edge_v=edge_v, edge_n=edge_n, edge_sum=edge_sum,
+                   edge_u=edge_u, edge_v=edge_v, edge_n=edge_n, edge_sum=edge_sum, edge_fwd=edge_fwd,
                    edge_delta=delta, selected=selected, labels=labels, types=types, config=cfg,
                    stats=stats)
     rg.stats["graph_nodes"] = int(rg.in_graph.sum())
+    rg.store_fingerprint = store.fingerprint()
     return rg

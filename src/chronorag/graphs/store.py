@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import array
 import difflib
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import DataFormatError, IndexFormatError, UnknownNameError
-from chronorag.graphs.persist import atomic_dir, read_json, write_json
+from chronorag.graphs.persist import load_npz, read_json, snapshot, write_index, write_json
 from chronorag.graphs.time import (
     POS_INF,
     Granularity,
@@ -182,6 +183,10 @@ class EventStoreBuilder:
         e = s if end is None or end == start else self._time(end)
         if s.is_inf and s.lo > 0:
             raise DataFormatError(f"event start cannot be 'inf': {start!r}")
+        if s.is_inf and e.is_inf and e.hi <= s.lo:
+            raise DataFormatError(
+                f"an event at {start!r} with no later end covers no time and could never be "
+                "found; give an end time (e.g. start '-inf', end '2010-01-01' for 'until 2010')")
         TimeInterval(s, e)  # validates order
         attrs_json = None
         if attrs is not None:
@@ -588,12 +593,33 @@ class TemporalEventStore:
         write_json(
             d / "store.json",
             {"format": STORE_FORMAT_VERSION, "n_events": len(self),
-             "n_entities": len(self.entities), "n_relations": len(self.relations)},
+             "n_entities": len(self.entities), "n_relations": len(self.relations),
+             "fingerprint": self.fingerprint()},
         )
 
+    def fingerprint(self) -> str:
+        """A digest of the events and vocabularies (not texts/attrs), stable across saves.
+
+        Files derived from a store (triples, vectors, a rule graph) record it at build
+        time, so a loader can tell a file built from another store.
+        """
+        fp = getattr(self, "_fingerprint", None)
+        if fp is None:
+            h = hashlib.blake2b(digest_size=16)
+            for col in (self.subject, self.relation, self.object, self.t_lo, self.t_hi,
+                        self.g_start, self.g_end):
+                h.update(np.ascontiguousarray(col).tobytes())
+                h.update(b"|")
+            h.update(json.dumps([self.entities, self.relations], ensure_ascii=False).encode("utf-8"))
+            fp = self._fingerprint = h.hexdigest()
+        return fp
+
     def save(self, directory: str | os.PathLike[str]) -> None:
-        """Atomically (re)write an index directory holding only this store."""
-        with atomic_dir(directory) as tmp:
+        """Write an index directory holding only this store, through :func:`~chronorag.graphs.persist.write_index`.
+
+        Atomic and crash-safe; refuses a non-empty directory that is not a chronorag index.
+        """
+        with write_index(directory) as tmp:
             self.write(tmp)
 
     @classmethod
@@ -605,25 +631,44 @@ class TemporalEventStore:
         IndexFormatError
             When files are missing or of another format version.
         """
-        d = Path(directory)
+        shown = Path(directory)
+        d = snapshot(shown)
         meta_path = d / "store.json"
         if not meta_path.exists():
-            raise IndexFormatError(f"{d} is not a chronorag event store (no store.json)")
+            raise IndexFormatError(f"{shown} is not a chronorag event store (no store.json)")
         meta = read_json(meta_path)
         if meta.get("format") != STORE_FORMAT_VERSION:
             raise IndexFormatError(
-                f"{d}: store format {meta.get('format')!r}, this chronorag reads {STORE_FORMAT_VERSION}"
+                f"{shown}: store format {meta.get('format')!r}, this chronorag reads {STORE_FORMAT_VERSION}"
             )
-        with np.load(d / "events.npz") as z:
-            cols = {k: z[k] for k in z.files}
+        cols = load_npz(d / "events.npz", keys=("subject", "relation", "object", "t_lo", "t_hi",
+                                                   "g_start", "g_end"))
         vocab = read_json(d / "vocab.json")
         extra: dict[str, list[str | None] | None] = {}
         for name in ("texts", "attrs"):
             p = d / f"{name}.jsonl"
-            extra[name] = (
-                [json.loads(line) for line in p.open(encoding="utf-8")] if p.exists() else None
-            )
-        store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra)
+            try:
+                extra[name] = (
+                    [json.loads(line) for line in p.open(encoding="utf-8")] if p.exists() else None
+                )
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise IndexFormatError(f"{shown / p.name} is damaged or truncated ({exc}); rebuild "
+                                       "the index") from None
+        try:
+            store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra)
+        except (IndexFormatError, KeyError, TypeError) as exc:
+            raise IndexFormatError(f"{shown}: events.npz, vocab.json and store.json do not match "
+                                   f"({exc}); rebuild the index") from None
         if len(store) != meta["n_events"]:
-            raise IndexFormatError(f"{d}: {len(store)} events read, store.json says {meta['n_events']}")
+            raise IndexFormatError(f"{shown}: {len(store)} events read, store.json says {meta['n_events']}")
+        fp = meta.get("fingerprint")
+        if fp is not None and fp != store.fingerprint():
+            raise IndexFormatError(
+                f"{shown}: events.npz/vocab.json do not belong to this store.json (fingerprint "
+                f"{store.fingerprint()}, store.json says {fp}); a file was copied from another "
+                "index; rebuild the index")
+        if len(store) and (max(int(store.subject.max()), int(store.object.max())) >= len(store.entities)
+                           or int(store.relation.max()) >= len(store.relations)):
+            raise IndexFormatError(f"{shown}: events.npz refers to names missing from vocab.json; "
+                                   "rebuild the index")
         return store

@@ -27,10 +27,16 @@ every event of a triple shares its vector.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
+import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -54,6 +60,7 @@ __all__ = [
 ]
 
 ENCODER_KINDS = ("minilm", "static", "openai")
+_log = logging.getLogger("chronorag")
 
 
 @runtime_checkable
@@ -166,10 +173,19 @@ class StaticEncoder:
         there. Defaults to :func:`default_static_dir`.
     distill_if_missing : bool
         Distil when ``model_dir`` has no model yet.
+    progress : bool
+        Show the distillation's progress bar. Whether or not, a first run logs (on the
+        ``chronorag`` logger, shown on stderr by default) that it is distilling.
+
+    Attributes
+    ----------
+    distill_s : float
+        Seconds spent distilling in this constructor (0.0 when the model was cached).
     """
 
     def __init__(
-        self, model_dir: str | os.PathLike[str] | None = None, *, distill_if_missing: bool = True
+        self, model_dir: str | os.PathLike[str] | None = None, *, distill_if_missing: bool = True,
+        progress: bool = True,
     ) -> None:
         _offline_env()
         try:
@@ -177,16 +193,13 @@ class StaticEncoder:
         except ImportError as exc:
             raise missing_extra("model2vec", "fast") from exc
         d = Path(model_dir) if model_dir is not None else default_static_dir()
+        self.distill_s = 0.0
         if not (d / "config.json").exists():
             if not distill_if_missing:
                 raise FileNotFoundError(f"no distilled static model at {d}")
-            try:
-                from model2vec.distill import distill
-            except ImportError as exc:
-                raise missing_extra("model2vec.distill", "fast") from exc
-            model = distill(model_name=str(minilm_path()), pca_dims=256)
-            d.mkdir(parents=True, exist_ok=True)
-            model.save_pretrained(str(d))
+            t0 = time.perf_counter()
+            _distill_static(d, progress=progress)
+            self.distill_s = time.perf_counter() - t0
         self._model = StaticModel.from_pretrained(str(d))
         self.model_id = "static-minilm-pca256"
         self.kind = "static" if model_dir is None else None
@@ -197,6 +210,40 @@ class StaticEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _normalise(self._model.encode(texts, show_progress_bar=False))
+
+
+def _distill_static(d: Path, *, progress: bool) -> None:
+    """Distil the static model into ``d``, written aside and moved into place (crash-safe)."""
+    try:
+        import model2vec.distill.inference as m2v_inference
+        from model2vec.distill import distill
+    except ImportError as exc:
+        raise missing_extra("model2vec.distill", "fast") from exc
+    _log.warning("distilling the static encoder from MiniLM into %s: one-time, about 2 minutes "
+                 "on 2 CPU cores; later runs load it in a second", d)
+    d.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.tmp-", dir=d.parent))
+    saved_tqdm = getattr(m2v_inference, "tqdm", None)
+    try:
+        if not progress and saved_tqdm is not None:
+            m2v_inference.tqdm = lambda *a, **k: saved_tqdm(*a, **{**k, "disable": True})
+        model = distill(model_name=str(minilm_path()), pca_dims=256)
+        model.save_pretrained(str(tmp))
+        if (d / "config.json").exists():  # another process finished first
+            return
+        if d.exists():
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only an empty leftover; anything else makes the rename fail
+        try:
+            os.rename(tmp, d)
+        except OSError as exc:
+            if not (d / "config.json").exists():
+                raise OSError(exc.errno, f"cannot place the distilled model at {d} ({exc.strerror}); "
+                              "remove that directory or set CHRONORAG_HOME", str(d)) from None
+    finally:
+        if saved_tqdm is not None:
+            m2v_inference.tqdm = saved_tqdm
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class OpenAIEmbeddingEncoder:
@@ -260,6 +307,11 @@ class EmbeddingCache:
 
     Safe to share between processes (SQLite locking) and threads (one lock).
 
+    The cache holds only derived data. A damaged cache file (``sqlite3.DatabaseError``
+    such as "file is not a database" or "database disk image is malformed") is moved
+    aside to ``PATH.corrupt-<time>`` with a warning and replaced by an empty cache, so
+    the run goes on (recomputing what was lost) instead of failing every later ingest.
+
     Parameters
     ----------
     path : path-like
@@ -268,14 +320,59 @@ class EmbeddingCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise IsADirectoryError(21, "is a directory; the embedding cache must be a file "
+                                        "(e.g. DIR/embeddings.sqlite)", str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS emb (model TEXT, key BLOB, dim INT, vec BLOB,"
-            " PRIMARY KEY (model, key))"
-        )
-        self._db.commit()
+        self.recovered_from: Path | None = None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            self._quarantine(exc)
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        try:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS emb (model TEXT, key BLOB, dim INT, vec BLOB,"
+                " PRIMARY KEY (model, key))"
+            )
+            self._db.commit()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _quarantine(self, exc: BaseException) -> None:
+        """Move a damaged cache file aside and start an empty one (caller holds no lock)."""
+        with contextlib.suppress(Exception):
+            self._db.close()
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm", "-journal"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                os.replace(side, aside.with_name(aside.name + suffix))
+        warnings.warn(f"embedding cache {self.path} is damaged ({exc}); moved it to {aside} and "
+                      "started an empty cache (vectors are recomputed; delete the old file when "
+                      "done)", RuntimeWarning, stacklevel=3)
+        self.recovered_from = aside
+        self._open()
+
+    def _guard(self, fn: Any) -> Any:
+        """Run ``fn()`` under the lock; on a damaged database, quarantine it and retry once."""
+        try:
+            with self._lock:
+                return fn()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            with self._lock:
+                self._quarantine(exc)
+            with self._lock:
+                return fn()
 
     @staticmethod
     def _key(text: str) -> bytes:
@@ -283,16 +380,19 @@ class EmbeddingCache:
 
     def get_many(self, model_id: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for those of ``texts`` that are in the cache."""
-        found: dict[str, np.ndarray] = {}
         keys = {self._key(t): t for t in texts}
         klist = list(keys)
-        with self._lock:
+
+        def run() -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
             for i in range(0, len(klist), 500):
                 chunk = klist[i : i + 500]
                 q = f"SELECT key, vec FROM emb WHERE model=? AND key IN ({','.join('?' * len(chunk))})"
                 for key, vec in self._db.execute(q, [model_id, *chunk]):
                     found[keys[key]] = np.frombuffer(vec, dtype=np.float32)
-        return found
+            return found
+
+        return self._guard(run)
 
     def put_many(self, model_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store ``vectors`` (one row per text) under ``model_id``."""
@@ -302,13 +402,15 @@ class EmbeddingCache:
             (model_id, self._key(t), int(v.shape[0]), np.asarray(v, np.float32).tobytes())
             for t, v in zip(texts, vectors)
         ]
-        with self._lock:
+
+        def run() -> None:
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
 
+        self._guard(run)
+
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
+        return int(self._guard(lambda: self._db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]))
 
     def close(self) -> None:
         """Close the database."""
@@ -352,6 +454,9 @@ class CachedEncoder:
         texts = _check_texts(texts)
         uniq = list(dict.fromkeys(texts))
         have = self.cache.get_many(self.model_id, uniq)
+        dim = int(getattr(self.encoder, "dim", 0) or 0)
+        if dim:  # a cached vector of another size (same model id, other model) is a miss
+            have = {t: v for t, v in have.items() if len(v) == dim}
         todo = [t for t in uniq if t not in have]
         bar = None
         if self.progress and todo:
@@ -374,16 +479,16 @@ class CachedEncoder:
         return np.stack([have[t] for t in texts]).astype(np.float32, copy=False)
 
 
-def make_encoder(kind: str = "minilm", **kwargs: Any) -> Encoder:
+def make_encoder(kind: str = "minilm", *, progress: bool = True, **kwargs: Any) -> Encoder:
     """Build an encoder by name: ``"minilm"`` (default), ``"static"`` or ``"openai"``.
 
     Keyword arguments go to the encoder's constructor (``base_url`` and ``model`` for
-    ``"openai"``).
+    ``"openai"``). ``progress`` shows the one-time distillation bar of ``"static"``.
     """
     if kind == "minilm":
         return SentenceTransformerEncoder(**kwargs)
     if kind == "static":
-        return StaticEncoder(**kwargs)
+        return StaticEncoder(progress=progress, **kwargs)
     if kind == "openai":
         return OpenAIEmbeddingEncoder(**kwargs)
     raise ValueError(f"unknown encoder kind {kind!r}; expected one of {ENCODER_KINDS}")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError, missing_extra
-from chronorag.graphs.persist import read_json, write_json
+from chronorag.graphs.persist import load_npy, read_json, write_json
 
 __all__ = ["INDEX_KINDS", "VectorIndex", "faiss_available", "gpu_available"]
 
@@ -123,8 +123,13 @@ class VectorIndex:
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim == 1:
             q = q[None, :]
-        if q.ndim != 2 or q.shape[1] != self.dim:
+        if q.ndim != 2:
             raise ValueError(f"queries must have shape (n, {self.dim}), got {np.shape(queries)}")
+        if q.shape[1] != self.dim:
+            raise IndexFormatError(
+                f"queries must have shape (n, {self.dim}), got {np.shape(queries)}: the query "
+                f"encoder gives {q.shape[1]}-d vectors but the index stores {self.dim}-d ones; "
+                "query with the encoder the index was built with (see its index.json) or rebuild it")
         return np.ascontiguousarray(q)
 
     def search(
@@ -198,12 +203,18 @@ class VectorIndex:
             raise IndexFormatError(f"{d} holds no chronorag vector index")
         meta = read_json(meta_path)
         obj = cls.__new__(cls)
-        obj.vectors = np.load(d / "vectors.npy")
+        obj.vectors = load_npy(d / "vectors.npy")
+        if obj.vectors.ndim != 2:
+            raise IndexFormatError(f"{d / 'vectors.npy'} is not a 2-D array; rebuild the index")
         obj.kind = meta["kind"]
         obj.params = {k: meta[k] for k in ("hnsw_m", "ef_construction", "ef_search")}
         obj._gpu = gpu_available() if gpu is None else bool(gpu)
         if obj.kind == "hnsw" and (d / "hnsw.faiss").exists():
-            obj._index = _faiss().read_index(str(d / "hnsw.faiss"))
+            try:
+                obj._index = _faiss().read_index(str(d / "hnsw.faiss"))
+            except RuntimeError as exc:
+                raise IndexFormatError(f"{d / 'hnsw.faiss'} is damaged or truncated ({exc}); "
+                                       "rebuild the index") from None
             obj._index.hnsw.efSearch = int(obj.params["ef_search"])
         else:
             obj._index = obj._build()

@@ -1,43 +1,181 @@
-"""STAR-RAG retriever: dense anchors -> seeded PPR on the rule graph -> candidate events -> re-rank.
+"""STAR-RAG retriever: time-aware anchors -> seeded PPR on the rule graph -> candidates -> time-aware re-rank.
 
-Per query (Alg. 1, Sec. 3.3):
+Per query (Alg. 1, Sec. 3.3, with the time handling described below):
 
-1. the top-``k1`` (10) anchor events by cosine (each distinct triple's sentence is
-   embedded once; events of one triple are taken most recent first);
-2. the personalization vector of App. C over the rule nodes supporting the anchors
-   (or uniform, ``personalization="uniform"``), diffused by personalized PageRank
-   (``alpha=0.2``, tolerance ``1e-5``);
-3. the top-``k2`` (20) rule nodes by PPR mass; their supporting events, plus anchors
-   whose rule nodes are not in the rule graph (passed through, App. G), are the
-   candidates;
-4. candidates are re-ranked by cosine to the query; equal cosines (events of the same
-   triple) are ordered by the PPR mass of their best rule node, then recency; an
-   optional ``ppr_weight`` adds ``ppr_weight * pi/max(pi)`` to the cosine. The top
-   ``k1`` are returned.
+1. **Question time.** :func:`time_intent` reads the question with
+   :func:`chronorag.graphs.tquestion.parse_question`: an explicit time window ("in
+   April 2005", "before 22 October 2008", "between ... and ..."), an ordinal
+   ("first"/"last"), and an anchor event ("before Ethiopia", "the same month as X").
+   The anchor event is looked up: the KG entity whose name is nearest the anchor
+   phrase (by embedding), among its triples the one nearest the main clause plus the
+   anchor phrase, and that triple's first event (as the TempTool reasoner reads
+   MultiTQ). Its date bounds the window ("before" / "after" / the same day, month or
+   year).
+2. **Anchors** (``similarity_top_k`` = K1). The query's cosine to every distinct triple;
+   the events of the top ``anchor_pool`` triples are scored
 
-``use_rule_graph=False`` is the paper's "no-rule" ablation (the anchors only).
+   ``cosine + w_window * in_window + w_order * order + w_ref * related``
+
+   where ``order`` in [0, 1] is, for an anchor-event question, ``exp(-|t - t_anchor| /
+   30 days)`` (the rule graph's pairing window), otherwise the time rank for "first" /
+   "last" (within the event's triple when a time is asked, across candidates when an
+   entity is), and ``related`` marks triples sharing two of (subject, relation, object)
+   with the anchor event's triple (the event-Hamming <= 2 relation the rule graph's edges
+   come from). Of the anchor event's own triple only the anchor event is kept. Events
+   are picked greedily so they **cover the question**: at most ``max_per_triple`` events
+   of one triple, never two of one triple in the same month.
+3. **Seeded PPR** (App. C personalization over the rule nodes of the anchors and the
+   anchor event, or uniform), on the undirected rule graph or, with ``directed=True``,
+   following the chain edges forward for "after" questions and backward for "before" ones.
+4. **Candidates**: the triples supporting the top-``k2`` rule nodes plus the anchors',
+   capped to the ``rerank_pool`` best by ``cosine + w_ref * related``.
+5. **Re-rank**: the same score and the same covering selection as step 2 over the
+   candidates' events; the top K1 are returned.
+
+``time_mode`` picks the time signal: ``"cue"`` (the parser, above), ``"dated"`` (the
+paper's variant: cosine to each event's *dated* sentence, App. H's pass over all events;
+vectors from :meth:`EventIndex.event_vectors`), or ``"none"`` (triple cosine only,
+most recent event first: the behaviour before time-aware scoring).
+
+Ablations share every step but the rule graph: ``use_rule_graph=False`` returns the
+re-ranked anchors ("no-rule"); ``personalization="uniform"`` replaces App. C's vector.
+``dense_pool=N`` (with ``use_rule_graph=False``) re-ranks the top ``N`` triples by
+cosine instead: a control with as many candidates as the rule graph supplies.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.rule_graph import RuleGraph
+from chronorag.graphs.time import Granularity, parse_time, temporal_mask
+from chronorag.graphs.tquestion import parse_question
+from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.dense import event_node
 from chronorag.retrievers.event_index import EventIndex
 
-__all__ = ["StarRAGRetriever", "StarRAGPGRetriever", "PERSONALIZATIONS"]
+__all__ = [
+    "ANSWER_PROMPT",
+    "PERSONALIZATIONS",
+    "TIME_MODES",
+    "StarRAGPGRetriever",
+    "StarRAGRetriever",
+    "TimeIntent",
+    "answer_with_llm",
+    "build_answer_messages",
+    "format_events",
+    "parse_ranked_answers",
+    "time_intent",
+]
 
 PERSONALIZATIONS = ("star", "uniform")
+TIME_MODES = ("cue", "dated", "none")
+_DAY = 1440
+_MONTH = 31 * _DAY
+_NEG, _POS = np.iinfo(np.int64).min // 4, np.iinfo(np.int64).max // 4
+_FILTER_KEYS = ("time", "start", "date")
+
+# ------------------------------------------------------------------ question time
+@dataclass
+class TimeIntent:
+    """What a question says about time (see :func:`time_intent`).
+
+    Attributes
+    ----------
+    constraint : {"none", "in", "before", "after", "between", "same"}
+        The temporal condition.
+    lo, hi : int or None
+        Explicit window in minutes ``[lo, hi)`` (``None``: open or needs the anchor).
+    ordinal : {"first", "last"} or None
+        Ordinal cue.
+    anchor : str or None
+        Anchor-event phrase ("before <anchor>", "same month as <anchor>").
+    same_granularity : Granularity or None
+        For ``"same"``: day, month or year.
+    main : str
+        The question's main clause (times and the anchor clause removed).
+    target : {"entity", "time"}
+        What is asked for.
+    """
+
+    constraint: str = "none"
+    lo: int | None = None
+    hi: int | None = None
+    ordinal: str | None = None
+    anchor: str | None = None
+    same_granularity: Granularity | None = None
+    main: str = ""
+    target: str = "entity"
+
+    @property
+    def reference_query(self) -> str | None:
+        """Text describing the anchor event: the main clause with the anchor phrase in it."""
+        return f"{self.main} {self.anchor}".strip() if self.anchor else None
+
+    @property
+    def order(self) -> str | None:
+        """Which end of the window the question wants: ``"first"``, ``"last"`` or ``None``."""
+        if self.ordinal:
+            return self.ordinal
+        if self.constraint == "after" and self.anchor:
+            return "first"
+        if self.constraint == "before" and self.anchor:
+            return "last"
+        return None
+
+    @property
+    def direction(self) -> str:
+        """Walk for a directed rule graph: ``"forward"`` (after), ``"backward"`` (before), else ``"both"``."""
+        return {"after": "forward", "before": "backward"}.get(self.constraint, "both")
+
+    @property
+    def has_time(self) -> bool:
+        """True when the question carries any time signal."""
+        return self.constraint != "none" or self.ordinal is not None
 
 
-class StarRAGRetriever(BaseRetriever):
+def time_intent(question: str) -> TimeIntent:
+    """Read a question's time window, ordinal and anchor event with the question parser."""
+    q = parse_question(question)
+    ti = TimeIntent(constraint=q.constraint, ordinal=q.ordinal, anchor=q.anchor,
+                    same_granularity=q.same_granularity, main=q.main, target=q.target)
+    if q.times:
+        t0 = q.times[0].point
+        if q.constraint == "in":
+            ti.lo, ti.hi = t0.lo, t0.hi
+        elif q.constraint == "between" and len(q.times) >= 2:
+            ti.lo, ti.hi = t0.lo, q.times[1].point.hi
+        elif q.constraint == "before" and q.anchor is None:
+            ti.hi = t0.lo
+        elif q.constraint == "after" and q.anchor is None:
+            ti.lo = t0.hi
+    return ti
+
+
+def _rank_within(group: np.ndarray, t: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Each event's time rank in [0, 1] among the in-window events of its group (0 = earliest)."""
+    r = np.zeros(len(t))
+    idx = np.flatnonzero(inside)
+    if len(idx) == 0:
+        return r
+    order = idx[np.lexsort((t[idx], group[idx]))]
+    g = group[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    pos = np.arange(len(order)) - np.repeat(starts, sizes)
+    r[order] = pos / np.maximum(np.repeat(sizes, sizes) - 1, 1)
+    return r
+
+
+# ------------------------------------------------------------------ retriever
+class StarRAGRetriever(TemporalRetriever):
     """LlamaIndex retriever implementing STAR-RAG over an :class:`EventIndex` and a :class:`RuleGraph`.
 
     Parameters
@@ -46,8 +184,10 @@ class StarRAGRetriever(BaseRetriever):
         Events, triple vectors and the query encoder.
     rule_graph : RuleGraph, optional
         Defaults to the one saved in the index directory (``chronorag star-rag build``).
-    k1, k2 : int
-        Anchors/results (10) and rule nodes kept after PPR (20).
+    similarity_top_k : int
+        Events returned and anchors kept, the paper's ``K1`` (10). ``k1`` is an alias.
+    k2 : int
+        Rule nodes kept after PPR (20).
     alpha, tol : float
         PPR restart probability (0.2) and tolerance (1e-5).
     theta, beta, tau : float
@@ -55,9 +195,35 @@ class StarRAGRetriever(BaseRetriever):
     personalization : {"star", "uniform"}
         App. C vector or the uniform ablation.
     use_rule_graph : bool
-        ``False``: dense anchors only (ablation).
+        ``False``: the no-rule ablation (re-ranked anchors, or ``dense_pool``).
+    directed : bool
+        Walk the chain edges forward ("after") or backward ("before") by the question's cue.
+    time_mode : {"cue", "dated", "none"}
+        Time signal in the anchor search and the re-rank (module docstring).
+    w_window, w_order, w_ref : float
+        Weights of the in-window indicator (0.15), of the order/closeness score (0.1) and,
+        for a question naming an anchor event, of sharing two of (subject, relation,
+        object) with that event (0.1): the event-Hamming <= 2 relation the rule graph's
+        edges are built from.
+    max_per_triple : int
+        Events of one triple among the anchors and the results (2).
+    anchor_pool, rerank_pool : int
+        Triples scored per event for the anchors (``4 * k1``) and in the re-rank (200).
+    dense_pool : int
+        No-rule control: re-rank the top ``dense_pool`` triples by cosine (0 = anchors only).
     ppr_weight : float
-        Weight of normalised PPR mass added to the cosine in the re-rank (0 = the paper).
+        Weight of normalised PPR mass added to the re-rank score (0 = the paper).
+    time_filter : TimeFilter, dict or MetadataFilters, optional
+        Default TempTool-style filter (``begin_time``, ``end_time``, ``type``); a call can
+        pass its own: ``retrieve(q, time_filter=...)`` (see
+        :class:`~chronorag.retrievers.base.TemporalRetriever`); ``aretrieve`` runs in a
+        worker thread.
+
+    Notes
+    -----
+    ``NodeWithScore.score`` is the re-rank score: cosine similarity plus the time bonus
+    (at most ``w_window + w_order``; 0 without a time cue). The plain cosine is in the
+    node's ``cosine`` metadata. All metadata is hidden from the LLM and the embedder.
     """
 
     def __init__(
@@ -65,7 +231,8 @@ class StarRAGRetriever(BaseRetriever):
         index: EventIndex,
         rule_graph: RuleGraph | None = None,
         *,
-        k1: int = 10,
+        similarity_top_k: int | None = None,
+        k1: int | None = None,
         k2: int = 20,
         alpha: float = 0.2,
         tol: float = 1e-5,
@@ -74,89 +241,333 @@ class StarRAGRetriever(BaseRetriever):
         tau: float | None = None,
         personalization: str = "star",
         use_rule_graph: bool = True,
+        directed: bool = False,
+        time_mode: str = "cue",
+        w_window: float = 0.15,
+        w_order: float = 0.1,
+        w_ref: float = 0.1,
+        max_per_triple: int = 2,
+        anchor_pool: int | None = None,
+        rerank_pool: int = 200,
+        dense_pool: int = 0,
         ppr_weight: float = 0.0,
+        time_filter: Any = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
-        if k1 < 1 or k2 < 1:
-            raise ValueError(f"k1 and k2 must be >= 1, got k1={k1}, k2={k2}")
+        if similarity_top_k is not None and k1 is not None and similarity_top_k != k1:
+            raise ValueError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
+        top = similarity_top_k if similarity_top_k is not None else (k1 if k1 is not None else 10)
+        if top < 1 or k2 < 1:
+            raise ValueError(f"similarity_top_k (k1) and k2 must be >= 1, got k1={top}, k2={k2}")
         if personalization not in PERSONALIZATIONS:
             raise ValueError(f"personalization must be one of {PERSONALIZATIONS}, got {personalization!r}")
+        if time_mode not in TIME_MODES:
+            raise ValueError(f"time_mode must be one of {TIME_MODES}, got {time_mode!r}")
         if not 0 < alpha <= 1 or tol <= 0:
             raise ValueError(f"need 0 < alpha <= 1 and tol > 0, got alpha={alpha}, tol={tol}")
-        if ppr_weight < 0:
-            raise ValueError(f"ppr_weight must be >= 0, got {ppr_weight}")
+        for name, v in (("ppr_weight", ppr_weight), ("w_window", w_window), ("w_order", w_order), ("w_ref", w_ref),
+                        ("dense_pool", dense_pool)):
+            if v < 0:
+                raise ValueError(f"{name} must be >= 0, got {v}")
+        if max_per_triple < 1 or rerank_pool < 1 or (anchor_pool is not None and anchor_pool < 1):
+            raise ValueError("max_per_triple, rerank_pool and anchor_pool must be >= 1")
         if rule_graph is None and use_rule_graph:
             if index.path is None:
                 raise ValueError("pass rule_graph= (the index has no directory to load one from)")
             rule_graph = RuleGraph.load(index.path)
+        if rule_graph is not None and len(rule_graph.event_ptr) - 1 != len(index.store):
+            raise ValueError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
+                             f"{len(index.store)}; rebuild it with `chronorag star-rag build {index.path}`")
         self._index = index
         self.rule_graph = rule_graph
-        self.k1, self.k2 = k1, k2
+        self.similarity_top_k = top
+        self.k2 = k2
         self.alpha, self.tol, self.theta, self.beta, self.tau = alpha, tol, theta, beta, tau
         self.personalization = personalization
         self.use_rule_graph = use_rule_graph
+        self.directed = directed
+        self.time_mode = time_mode
+        self.w_window, self.w_order, self.w_ref = w_window, w_order, w_ref
+        self.max_per_triple = max_per_triple
+        self.anchor_pool = anchor_pool
+        self.rerank_pool = rerank_pool
+        self.dense_pool = dense_pool
         self.ppr_weight = ppr_weight
         self._node_triples: tuple[np.ndarray, np.ndarray] | None = None
-        super().__init__(**kwargs)
+        self._ent_triples: tuple[np.ndarray, np.ndarray] | None = None
+        super().__init__(time_filter=time_filter, **kwargs)
 
-    # ----------------------------------------------------------------- steps
-    def anchors(self, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k1`` anchor events and their cosines, from the query's cosine to every triple."""
+    @property
+    def k1(self) -> int:
+        """The paper's ``K1`` (same as ``similarity_top_k``)."""
+        return self.similarity_top_k
+
+    @k1.setter
+    def k1(self, value: int) -> None:
+        if value < 1:
+            raise ValueError(f"k1 must be >= 1, got {value}")
+        self.similarity_top_k = int(value)
+
+    # ----------------------------------------------------------------- helpers
+    def _event_table(self) -> tuple[np.ndarray, np.ndarray]:
         idx = self._index
-        k = min(self.k1, len(sims))
-        rows = np.argpartition(-sims, k - 1)[:k]
-        rows = rows[np.lexsort((rows, -sims[rows]))]
-        ids, pos = idx.expand_triples(rows, self.k1)
-        return ids, sims[rows][pos]
+        idx.events_of_triples(np.zeros(0, np.int64))  # builds the CSR once
+        return idx._events_of_triple  # type: ignore[return-value]
 
-    def retrieve_event_ids(self, query: str) -> tuple[np.ndarray, dict[str, Any]]:
-        """Ranked event ids and per-event details (``cosine``, ``ppr``, ``rule_nodes``)."""
+    def _expand(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All events of triple ``rows``: ``(event ids, position of their triple in rows)``."""
+        order, bounds = self._event_table()
+        rows = np.asarray(rows, dtype=np.int64)
+        lo, hi = bounds[rows], bounds[rows + 1]
+        n = hi - lo
+        if n.sum() == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        pos = np.repeat(np.arange(len(rows)), n)
+        off = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+        return order[lo[pos] + off], pos
+
+    def _entity_triples(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR entity -> triples it is the subject or object of (built once)."""
+        if self._ent_triples is None:
+            idx = self._index
+            first = idx.triples
+            ent = np.concatenate([idx.store.subject[first], idx.store.object[first]]).astype(np.int64)
+            rows = np.concatenate([np.arange(len(first)), np.arange(len(first))])
+            order = np.lexsort((rows, ent))
+            ptr = np.searchsorted(ent[order], np.arange(len(idx.store.entities) + 1))
+            self._ent_triples = (ptr, rows[order])
+        return self._ent_triples
+
+    def _reference_time(self, avec: np.ndarray, rvec: np.ndarray) -> tuple[int, int] | None:
+        """The anchor event: ``(first minute, triple row)``.
+
+        The anchor entity is the KG entity whose name is nearest the anchor phrase; the
+        anchor event's triple is, among that entity's triples, the nearest to the
+        reference query (main clause + anchor phrase); its first event gives the time.
+        """
+        idx = self._index
+        ent = int(np.argmax(idx.name_vectors("entity") @ avec))
+        ptr, rows = self._entity_triples()
+        mine = rows[ptr[ent]: ptr[ent + 1]]
+        if len(mine) == 0:
+            return None
+        best = int(mine[np.argmax(idx.vectors.vectors[mine] @ rvec)])
+        evs = idx.events_of_triples([best])[0]
+        return int(idx.store.t_lo[evs].min()), best
+
+    def _window(self, ti: TimeIntent, t_ref: int | None) -> tuple[int, int] | None:
+        if ti.constraint in ("in", "between") or (ti.constraint in ("before", "after") and ti.anchor is None):
+            if ti.lo is None and ti.hi is None:
+                return None
+            return (_NEG if ti.lo is None else ti.lo, _POS if ti.hi is None else ti.hi)
+        if t_ref is None:
+            return None
+        if ti.constraint == "before":
+            return _NEG, t_ref
+        if ti.constraint == "after":
+            return t_ref + _DAY, _POS
+        if ti.constraint == "same":
+            from chronorag.graphs.time import minutes_to_iso
+
+            g = ti.same_granularity or Granularity.DAY
+            tp = parse_time(minutes_to_iso(t_ref, g))
+            return tp.lo, tp.hi
+        return None
+
+    def _related(self, rows: np.ndarray, ref_row: int | None) -> np.ndarray:
+        """1.0 for triples sharing two of (subject, relation, object) with the reference triple (not itself)."""
+        if ref_row is None or self.time_mode != "cue":
+            return np.zeros(len(rows))
+        st, first = self._index.store, self._index.triples
+        a, b = first[rows], first[ref_row]
+        same = ((st.subject[a] == st.subject[b]).astype(np.int8) + (st.relation[a] == st.relation[b])
+                + (st.object[a] == st.object[b]))
+        return ((same >= 2) & (rows != ref_row)).astype(np.float64)
+
+    def _score(self, ev: np.ndarray, base: np.ndarray, ti: TimeIntent,
+               window: tuple[int, int] | None, t_ref: int | None = None,
+               group: np.ndarray | None = None) -> np.ndarray:
+        """``base + w_window * in_window + w_order * order`` (time part only in ``"cue"`` mode).
+
+        ``order`` is, for an anchor-event question, ``exp(-|t - t_ref| / tau)`` with
+        ``tau`` the rule graph's pairing window (the events close in time to the anchor);
+        otherwise the event's time rank among the in-window candidates (earliest = 1 for
+        "first", latest = 1 for "last"): among the events of its own triple when the
+        question asks for a time ("when did X last ..."), among all candidates when it asks
+        for an entity ("who first ...").
+        """
+        if self.time_mode != "cue":
+            return base
+        t = self._index.store.t_lo[ev]
+        score = base.astype(np.float64).copy()
+        inside = np.ones(len(ev), dtype=bool)
+        if window is not None:
+            inside = (t >= window[0]) & (t < window[1])
+            score += self.w_window * inside
+        order = ti.order
+        if t_ref is not None and ti.constraint in ("before", "after", "same"):
+            tau = self._tau_days * _DAY
+            score += self.w_order * np.where(inside, np.exp(-np.abs(t - t_ref) / tau), 0.0)
+            if ti.ordinal and ti.constraint == "same" and inside.any():
+                order = ti.ordinal
+            else:
+                order = None
+        if order is not None and inside.any():
+            if ti.target == "time" and group is not None:
+                r = _rank_within(group, t, inside)
+            else:
+                ts = np.unique(t[inside])
+                r = np.clip(np.searchsorted(ts, t) / max(len(ts) - 1, 1), 0.0, 1.0)
+            score += self.w_order * np.where(inside, 1.0 - r if order == "first" else r, 0.0)
+        return score
+
+    @property
+    def _tau_days(self) -> float:
+        rg = self.rule_graph
+        return float(rg.config.window_days) if rg is not None else 30.0
+
+    def _select(self, ev: np.ndarray, tri: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+        """Greedy covering pick: best score first, <= max_per_triple per triple, one per (triple, month)."""
+        t = self._index.store.t_lo[ev]
+        order = np.lexsort((ev, -t, -score))
+        per: dict[int, int] = {}
+        months: set[tuple[int, int]] = set()
+        out: list[int] = []
+        for i in order.tolist():
+            tr = int(tri[i])
+            mk = (tr, int(t[i] // _MONTH))
+            if per.get(tr, 0) >= self.max_per_triple or mk in months:
+                continue
+            per[tr] = per.get(tr, 0) + 1
+            months.add(mk)
+            out.append(i)
+            if len(out) >= k:
+                break
+        return np.array(out, dtype=np.int64)
+
+    def _filter_mask(self, ev: np.ndarray, tf: TimeFilter | None) -> np.ndarray:
+        if tf is None or tf.is_open:
+            return np.ones(len(ev), dtype=bool)
+        st = self._index.store
+        return temporal_mask(st.t_lo[ev], st.t_hi[ev], tf.begin_time, tf.end_time, tf.type)
+
+    def _cap(self, rows: np.ndarray, sims: np.ndarray, ref_row: int | None, n: int) -> np.ndarray:
+        """The ``n`` best triples by ``cosine + w_ref * related`` (the re-rank's candidate cap)."""
+        if len(rows) <= n:
+            return rows
+        prior = sims[rows] + self.w_ref * self._related(rows, ref_row)
+        return np.sort(rows[np.argpartition(-prior, n - 1)[:n]])
+
+    def _rank_rows(self, rows: np.ndarray, sims: np.ndarray, qv: np.ndarray, ti: TimeIntent,
+                   window: tuple[int, int] | None, tf: TimeFilter | None, k: int, *,
+                   bonus: np.ndarray | None = None, ecos: np.ndarray | None = None,
+                   ref: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Score every event of triple ``rows`` and pick ``k``: (events, scores, cosines)."""
+        ref_row = None if ref is None else ref[1]
+        t_ref = None if ref is None else ref[0]
+        related = self._related(rows, ref_row)
+        if related.any():
+            bonus = self.w_ref * related + (0.0 if bonus is None else bonus)
+        ev, pos = self._expand(rows)
+        keep = self._filter_mask(ev, tf)
+        if ref_row is not None:  # of the anchor event's triple keep the anchor event only
+            st = self._index.store
+            in_ref = rows[pos] == ref_row
+            keep &= ~in_ref | (st.t_lo[ev] == t_ref)
+        ev, pos = ev[keep], pos[keep]
+        if self.time_mode == "dated":
+            cos = ecos[ev] if ecos is not None else self._index.event_vectors()[ev] @ qv
+        else:
+            cos = sims[rows][pos]
+        score = self._score(ev, cos, ti, window, t_ref, group=pos)
+        if bonus is not None:
+            score = score + bonus[pos]
+        pick = self._select(ev, self._index.triple_of_event[ev], score, k)
+        return ev[pick], score[pick], np.asarray(cos)[pick]
+
+    # ------------------------------------------------------------------- steps
+    def retrieve_event_ids(self, query: str, *, time_filter: Any = None
+                           ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError(f"query must be a non-empty string, got {query!r}")
+        tf = as_time_filter(time_filter) or self.time_filter
         idx = self._index
-        qv = idx.encoder.encode([query])[0]
+        k1 = self.similarity_top_k
+        ti = time_intent(query) if self.time_mode == "cue" else TimeIntent()
+        texts = [query] + ([ti.anchor, ti.reference_query] if ti.anchor else [])
+        vecs = idx.encoder.encode(texts)
+        qv = vecs[0]
         sims = idx.vectors.vectors @ qv  # exact cosine to every triple (one pass, as in App. H)
-        anchors, a_cos = self.anchors(sims)
-        info: dict[str, Any] = {"anchors": anchors.tolist(), "seeds": [], "top_rules": [], "ppr": {}}
+        n_pool = min(self.anchor_pool or 4 * k1, len(sims))
+        if self.time_mode == "dated":
+            # the paper's pass: cosine to every dated event, anchors from the best events' triples
+            ecos = idx.event_vectors() @ qv
+            top_ev = np.argpartition(-ecos, min(n_pool * 4, len(ecos) - 1))[: n_pool * 4]
+            rows = np.unique(idx.triple_of_event[top_ev])
+        else:
+            rows = np.argpartition(-sims, n_pool - 1)[:n_pool]
+        rows = rows[np.lexsort((rows, -sims[rows]))]
+        if self.time_mode != "dated":
+            ecos = None
+        ref = self._reference_time(vecs[1], vecs[2]) if ti.anchor else None
+        t_ref = None if ref is None else ref[0]
+        window = self._window(ti, t_ref)
+        anchors, a_score, a_cos = self._rank_rows(rows, sims, qv, ti, window, tf, k1, ecos=ecos, ref=ref)
+        info: dict[str, Any] = {"anchors": anchors.tolist(), "seeds": [], "top_rules": [], "ppr": {},
+                                "intent": ti, "window": window, "reference_time": t_ref,
+                                "reference_triple": None if ref is None else ref[1]}
         rg = self.rule_graph
         if not self.use_rule_graph or rg is None or len(anchors) == 0:
-            info["cosine"] = dict(zip(anchors.tolist(), a_cos.tolist()))
+            if self.dense_pool:
+                n = min(self.dense_pool, len(sims))
+                drows = np.argpartition(-sims, n - 1)[:n]
+                if ref is not None:
+                    drows = np.union1d(drows, [ref[1]])
+                anchors, a_score, a_cos = self._rank_rows(drows, sims, qv, ti, window, tf, k1, ecos=ecos, ref=ref)
+            info.update(score=dict(zip(anchors.tolist(), a_score.tolist())),
+                        cosine=dict(zip(anchors.tolist(), a_cos.tolist())))
             return anchors, info
-        seeds, gamma = rg.personalization(anchors, theta=self.theta, beta=self.beta, tau=self.tau,
+        seed_events = anchors
+        if ref is not None:  # the anchor event named by the question seeds the walk too (rank 1)
+            ref_ev = idx.events_of_triples([ref[1]])[0]
+            ref_ev = int(ref_ev[np.argmin(idx.store.t_lo[ref_ev])])
+            seed_events = np.concatenate([[ref_ev], anchors[anchors != ref_ev]])
+        seeds, gamma = rg.personalization(seed_events, theta=self.theta, beta=self.beta, tau=self.tau,
                                           uniform=self.personalization == "uniform")
-        in_graph = rg.in_graph
-        passed = [int(a) for a, nodes in zip(anchors, rg.nodes_of_events(anchors)) if not in_graph[nodes].any()]
-        if len(seeds) == 0:
-            info["cosine"] = dict(zip(anchors.tolist(), a_cos.tolist()))
-            info["passed_through"] = anchors.tolist()
+        if len(seeds) == 0:  # App. G: anchors outside the rule graph pass straight through
+            info.update(score=dict(zip(anchors.tolist(), a_score.tolist())),
+                        cosine=dict(zip(anchors.tolist(), a_cos.tolist())), passed_through=anchors.tolist())
             return anchors, info
-        pi = rg.ppr(seeds, gamma, alpha=self.alpha, tol=self.tol)
-        top = np.argsort(-pi, kind="stable")[: self.k2]
-        top = top[pi[top] > 0]
-        # work per distinct triple: all events of a triple share its rule nodes and cosine
+        direction = ti.direction if self.directed else "both"
+        pi = rg.ppr(seeds, gamma, alpha=self.alpha, tol=self.tol, direction=direction)
+        nz = np.flatnonzero(pi)
+        top = nz[np.lexsort((nz, -pi[nz]))][: self.k2]
         ptr, node_triples = self._triple_tables()
-        parts = [node_triples[ptr[u]: ptr[u + 1]] for u in top]
-        parts.append(idx.triple_of_event[np.array(passed, dtype=np.int64)])
-        cand_t = np.unique(np.concatenate(parts))
+        mask = np.zeros(len(sims), dtype=bool)
+        for u in top.tolist():
+            mask[node_triples[ptr[u]: ptr[u + 1]]] = True
+        a_tri = idx.triple_of_event[anchors]
+        mask[a_tri] = True
+        cand = np.flatnonzero(mask)
+        n_cand = len(cand)
+        # the re-rank scores the events of the best candidate triples (and the anchors')
+        cand = np.union1d(self._cap(cand, sims, None if ref is None else ref[1], self.rerank_pool), a_tri)
         node_rank = np.zeros(rg.n_nodes)
         node_rank[top] = pi[top]
-        t_ppr = rg.max_over_event_nodes(idx.triples[cand_t], node_rank)
-        cos = sims[cand_t]
-        score = cos + (self.ppr_weight * t_ppr / t_ppr.max() if self.ppr_weight and t_ppr.max() > 0 else 0.0)
-        m = min(len(cand_t), self.k1)
-        pre = np.argpartition(-score, m - 1)[:m] if len(cand_t) > m else np.arange(len(cand_t))
-        # ties at the cut: include every triple scoring as high as the m-th
-        cut = score[pre].min()
-        pre = np.flatnonzero(score >= cut)
-        order = pre[np.lexsort((cand_t[pre], -t_ppr[pre], -score[pre]))]
-        ranked = cand_t[order]
-        ids, pos = idx.expand_triples(ranked, self.k1)
+        t_ppr = rg.max_over_event_nodes(idx.triples[cand], node_rank)
+        bonus = None
+        if self.ppr_weight and t_ppr.max() > 0:
+            bonus = self.ppr_weight * t_ppr / t_ppr.max()
+        ids, score, cos = self._rank_rows(cand, sims, qv, ti, window, tf, k1, bonus=bonus, ecos=ecos, ref=ref)
+        tri_ppr = dict(zip(cand.tolist(), t_ppr.tolist()))
         keys = ids.tolist()
-        info.update(seeds=seeds.tolist(), top_rules=top.tolist(), passed_through=passed,
-                    cosine=dict(zip(keys, cos[order][pos].tolist())),
-                    ppr=dict(zip(keys, t_ppr[order][pos].tolist())), n_candidate_triples=int(len(cand_t)))
+        info.update(seeds=seeds.tolist(), top_rules=top.tolist(), direction=direction,
+                    score=dict(zip(keys, score.tolist())), cosine=dict(zip(keys, cos.tolist())),
+                    ppr={e: tri_ppr.get(int(idx.triple_of_event[e]), 0.0) for e in keys},
+                    n_candidate_triples=int(n_cand))
         return ids, info
 
     def _triple_tables(self) -> tuple[np.ndarray, np.ndarray]:
@@ -174,45 +585,58 @@ class StarRAGRetriever(BaseRetriever):
         return self._node_triples
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        ids, info = self.retrieve_event_ids(query_bundle.query_str)
+        ids, info = self.retrieve_event_ids(query_bundle.query_str, time_filter=self.time_filter_for(query_bundle))
         rg = self.rule_graph
         out = []
         for e in ids.tolist():
             nodes = rg.nodes_of_events([e])[0].tolist() if rg is not None else []
-            cos = info["cosine"].get(e, 0.0)
-            out.append(event_node(self._index, e, cos, cosine=cos, ppr=info["ppr"].get(e, 0.0),
-                                  rule_nodes=nodes))
+            out.append(event_node(self._index, e, info["score"].get(e, 0.0), cosine=info["cosine"].get(e, 0.0),
+                                  ppr=info["ppr"].get(e, 0.0), rule_nodes=nodes))
         return out
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._retrieve(query_bundle)
 
 
 class StarRAGPGRetriever(CustomPGRetriever):
-    """STAR-RAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``.
+    """STAR-RAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``, over the graph it is attached to.
 
-    ``init`` takes ``index_dir`` (an index directory with a rule graph), or builds
-    everything from the property graph itself: events are read back with
-    :func:`~chronorag.integrations.property_graph.store_from_property_graph`, embedded
-    with ``encoder`` and a rule graph is built. Other keyword arguments go to
-    :class:`StarRAGRetriever`.
+    Contract: the events come from the attached ``graph_store``.
+
+    - Without ``index_dir`` the events are read back from the graph store
+      (:func:`~chronorag.integrations.property_graph.store_from_property_graph`),
+      embedded with ``encoder`` and given a rule graph, in ``work_dir`` (a temporary
+      directory by default). An empty graph store raises ``ValueError``.
+    - With ``index_dir`` (a prebuilt index with a rule graph, for graphs too large to
+      read back per process) the index is used as a cache of the same events: with
+      ``check_store=True`` (default) the graph store must hold as many chronorag events as
+      the index, else ``ValueError``; ``check_store=False`` skips the read-back for large
+      database-backed stores (the caller vouches the two match).
+
+    Other keyword arguments go to :class:`StarRAGRetriever`.
     """
 
     def init(self, index_dir: str | os.PathLike[str] | None = None, encoder: Any = "minilm",
-             work_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
+             work_dir: str | os.PathLike[str] | None = None, check_store: bool = True, **kwargs: Any) -> None:
+        from chronorag.integrations.property_graph import store_from_property_graph
+
         if index_dir is not None:
             index = EventIndex.load(index_dir)
+            if check_store:
+                n = len(store_from_property_graph(self.graph_store))
+                if n != len(index.store):
+                    raise ValueError(
+                        f"the attached graph store holds {n} chronorag events but {index_dir} indexes "
+                        f"{len(index.store)}; export the same events (export_to_property_graph), build "
+                        "without index_dir, or pass check_store=False if the store cannot be read back")
             rg = RuleGraph.load(index_dir) if kwargs.get("use_rule_graph", True) else None
         else:
             import tempfile
 
             from chronorag.graphs.rule_graph import build_rule_graph
-            from chronorag.integrations.property_graph import store_from_property_graph
             from chronorag.retrievers.event_index import build_event_index
 
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:
-                raise ValueError("the property graph holds no chronorag events (export them first)")
+                raise ValueError("the attached property graph holds no chronorag events; export them first "
+                                 "(chronorag.integrations.property_graph.export_to_property_graph)")
             out = work_dir or tempfile.mkdtemp(prefix="chronorag-pg-")
             index = build_event_index(store, out, encoder=encoder, progress=False)
             rg = build_rule_graph(store)
@@ -222,16 +646,36 @@ class StarRAGPGRetriever(CustomPGRetriever):
     def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
         return self._star.retrieve(query_str)
 
+    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
+        return await self._star.aretrieve(query_str)
 
-ANSWER_PROMPT = """Below are dated events from a knowledge graph, most relevant first.
 
+# ------------------------------------------------------------------ answering (App. E)
+ANSWER_PROMPT = """You answer questions about dated events from a knowledge graph. Read the
+numbered events, then think briefly before answering:
+- keep who did what to whom: the subject acts on the object, do not swap them;
+- use only events whose action matches the question's action;
+- apply the time condition exactly ("before", "after", "first", "last", "in <time>",
+  "the same day/month/year as ...") by comparing the dates.
+
+Write one short line starting "Reasoning:", then a line "Answers:" followed by up to
+10 candidates, best first, one per line: an entity name as written in the events, or a
+date (YYYY-MM-DD, YYYY-MM or YYYY, at the detail the question asks for). Nothing else.
+
+Example
+Events:
+1. On 2012-03-02, Ministry of Health (Kenya) signed an agreement with Oxfam.
+2. On 2012-05-19, Ministry of Health (Kenya) signed an agreement with UNICEF.
+3. On 2012-07-08, Ministry of Health (Kenya) signed an agreement with Red Cross.
+Question: Who did Kenya's health ministry sign an agreement with last before UNICEF?
+Reasoning: The UNICEF agreement is dated 2012-05-19; the only earlier agreement is with Oxfam on 2012-03-02.
+Answers:
+1. Oxfam
+2. Red Cross
+
+Events:
 {events}
-
-Question: {question}
-
-Use the dates: "before", "after", "first", "last" and "in <time>" restrict which events count.
-Give 10 candidate answers, best first, one per line, each a short entity name or a date
-(YYYY-MM-DD, YYYY-MM or YYYY, matching what the question asks for). No explanations."""
+Question: {question}"""
 
 
 def format_events(events: list[Any]) -> str:
@@ -239,14 +683,28 @@ def format_events(events: list[Any]) -> str:
     return "\n".join(f"{i + 1}. {e.verbalize()}" for i, e in enumerate(events))
 
 
-def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
-    """Parse the LLM's ranked list (numbering, bullets, quotes and a trailing period removed)."""
-    import re
+def build_answer_messages(question: str, events: list[Any]) -> list[dict[str, str]]:
+    """Chat messages asking for ranked answers over the retrieved events (App. E, our wording)."""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"question must be a non-empty string, got {question!r}")
+    return [{"role": "user", "content": ANSWER_PROMPT.format(events=format_events(events), question=question)}]
 
+
+def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
+    """Parse the LLM's ranked list.
+
+    Anything before an ``Answers:`` line (the reasoning) is dropped; numbering, bullets,
+    quotes and a trailing period are removed; duplicates keep their first rank.
+    """
     if not isinstance(text, str):
         raise TypeError(f"expected text, got {type(text).__name__}")
+    m = list(re.finditer(r"^\s*(?:final\s+)?answers?\s*:\s*", text, flags=re.I | re.M))
+    if m:
+        text = text[m[-1].end():]
     out: list[str] = []
     for line in re.split(r"\n+|\s*\|\s*", text):
+        if re.match(r"^\s*(?:reasoning|thought)s?\s*:", line, flags=re.I):
+            continue
         a = re.sub(r"^\s*(?:\d+[.):]|[-*•]|answer\s*\d*:)\s*", "", line, flags=re.I).strip().strip('"\'').rstrip(".")
         if a and a.lower() not in {x.lower() for x in out}:
             out.append(a)
@@ -255,9 +713,27 @@ def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
     return out
 
 
-def answer_with_llm(config: Any, question: str, events: list[Any]) -> list[str]:
-    """Ask the configured LLM for 10 ranked answers over the retrieved events."""
-    from chronorag.integrations.llm import chat
+def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: int = 400) -> list[str]:
+    """Ask an LLM for up to 10 ranked answers over the retrieved events.
 
-    prompt = ANSWER_PROMPT.format(events=format_events(events), question=question)
-    return parse_ranked_answers(chat(config, [{"role": "user", "content": prompt}]))
+    Parameters
+    ----------
+    llm : object
+        Anything :func:`chronorag.integrations.llm.resolve_llm` accepts (a LlamaIndex
+        ``LLM``, a LangChain chat model, ``LLMConfig``, a ``ChatLLM``); ``None`` uses
+        ``Settings.llm`` or the ``CHRONORAG_*`` environment and raises when neither is set.
+    question : str
+        The question.
+    events : list of Event
+        Retrieved events, best first.
+
+    Raises
+    ------
+    LLMError
+        No LLM configured, an unknown LLM object, or a failed call.
+    """
+    from chronorag.integrations.llm import resolve_llm
+
+    chat = resolve_llm(llm, required=True)
+    reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens)
+    return parse_ranked_answers(reply)

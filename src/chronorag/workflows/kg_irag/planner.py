@@ -1,0 +1,204 @@
+"""The no-LLM LLM1_Init: a rule-based parser from a question to a retrieval plan.
+
+It reads the place (code or display name), the event (rule name or alias), the
+anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm``,
+``March 5, 2013 at 14:00``, ``Jul 4 2013 5pm``, ``2013-03-05`` / ``March 5, 2013`` for
+daily data), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
+from``, ``between X and Y``), the horizon
+(``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
+type (Q2 latest-before, Q3 earliest-after, else Q1) and the Q1 polarity (``avoid``:
+yes = no event; ``detect``: yes = the event occurs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from chronorag.errors import DataFormatError
+from chronorag.graphs.record_kg import RecordKG
+from chronorag.graphs.time import minutes_to_iso, parse_time
+
+__all__ = ["Plan", "parse_question", "plan_from_dict"]
+
+_MONTHS = {m: i + 1 for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july",
+                                              "august", "september", "october", "november", "december"))}
+_MON_RE = "|".join(list(_MONTHS) + [m[:3] for m in _MONTHS])
+
+_ISO_DT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:(?:[T ]|,?\s+(?:at|from)\s+)(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?)?", re.I)
+_LONG_DT = re.compile(rf"\b({_MON_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})(?:,?\s*(?:at|from|,)?\s*(\d{{1,2}})(?::(\d{{2}}))?\s*(am|pm)?(?![\w-]))?",
+                      re.I)
+_SPAN = r"(\d+)[\s-]*(hours?|hrs?|h|days?|d|minutes?|mins?)\b"
+_HORIZON = re.compile(rf"(?:no more than|at most|within(?: the next)?|up to)\s+{_SPAN}", re.I)
+_DURATION = re.compile(_SPAN, re.I)
+_Q2 = re.compile(r"\b(latest|leave early|earlier start|looking back)\b", re.I)
+_Q3 = re.compile(r"\b(earliest|postpone|soonest|looking ahead|later start)\b", re.I)
+_DETECT = re.compile(r"(?:^|[.;:!?]\s+)\s*(will there be|is there going to be|is (?:there )?any|does any|was there|"
+                     r"will it|is it going to|does it)\b", re.I)
+
+
+@dataclass
+class Plan:
+    """A parsed question: what Psi and the verifier need.
+
+    Times are minutes since 0001-01-01 (see :mod:`chronorag.graphs.time`).
+    """
+
+    type: str
+    place: str
+    event: str
+    anchor: int
+    duration: int
+    horizon: int
+    polarity: str = "avoid"
+    step: int = 60
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["anchor_iso"] = minutes_to_iso(self.anchor)
+        return d
+
+    def describe(self) -> str:
+        return (f"{self.type} at {self.place}: {self.event} in [{minutes_to_iso(self.anchor)}, "
+                f"+{self.duration} min), horizon {self.horizon} min, polarity {self.polarity}")
+
+
+def plan_from_dict(d: dict[str, Any], kg: RecordKG) -> Plan:
+    """Validate a plan dict (from the state or an LLM) against the KG.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the bad field (unknown place or event, unparseable time, bad type).
+    """
+    if not isinstance(d, dict):
+        raise DataFormatError(f"plan must be an object, got {d!r}")
+    qtype = str(d.get("type", "")).lower().strip()
+    if qtype not in ("q1", "q2", "q3"):
+        raise DataFormatError(f"plan type must be q1, q2 or q3, got {d.get('type')!r}")
+    place = _match_place(str(d.get("place", "")), kg)
+    if place is None:
+        raise DataFormatError(f"plan place {d.get('place')!r} is not one of {kg.places}")
+    event = kg.spec.rule(str(d.get("event", ""))).name
+    anchor = d.get("anchor")
+    if isinstance(anchor, str):
+        anchor = parse_time(anchor.replace("Z", "")).lo
+    if not isinstance(anchor, int):
+        raise DataFormatError(f"plan anchor must be a time, got {d.get('anchor')!r}")
+    step = kg.cadence_minutes
+    dur = int(d.get("duration") or 0)
+    hz = int(d.get("horizon") or 0)
+    if dur <= 0:
+        raise DataFormatError(f"plan duration must be positive minutes, got {d.get('duration')!r}")
+    if qtype != "q1" and hz <= 0:
+        raise DataFormatError(f"a {qtype} plan needs a positive horizon in minutes, got {d.get('horizon')!r}")
+    pol = str(d.get("polarity") or "avoid")
+    if pol not in ("avoid", "detect"):
+        raise DataFormatError(f"plan polarity must be avoid or detect, got {pol!r}")
+    return Plan(qtype, place, event, int(anchor), dur, hz, pol, step)
+
+
+def _match_place(text: str, kg: RecordKG) -> str | None:
+    low = text.lower()
+    names = []
+    for p in kg.places:
+        names.append((p, p))
+        if p in kg.spec.place_names:
+            names.append((kg.spec.place_names[p], p))
+    for name, p in sorted(names, key=lambda x: -len(x[0])):
+        # short codes (EWR, A) match in their own case only, so the article "a" is not place "A"
+        exact = len(name) <= 4 or name.isupper()
+        hay, needle = (text, name) if exact else (low, name.lower())
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(needle)}(?![A-Za-z0-9])", hay):
+            return p
+    return None
+
+
+def _match_event(text: str, kg: RecordKG) -> str | None:
+    low = text.lower()
+    names = []
+    for r in kg.spec.rules:
+        names += [(r.name, r.name)] + [(a, r.name) for a in r.aliases]
+    for name, ev in sorted(names, key=lambda x: -len(x[0])):
+        if re.search(rf"\b{re.escape(name.lower())}\b", low):
+            return ev
+    return None
+
+
+def _span_minutes(n: str, unit: str) -> int:
+    u = unit.lower()
+    return int(n) * (1440 if u.startswith("d") else 1 if u.startswith("min") else 60)
+
+
+def _times(text: str) -> list[tuple[int, int]]:
+    """All time mentions as (position, minute)."""
+    out = []
+    for m in _ISO_DT.finditer(text):
+        t = dt.datetime.fromisoformat(m.group(1))
+        if m.group(2):
+            h = int(m.group(2))
+            if m.group(4):
+                h = h % 12 + (12 if m.group(4).lower() == "pm" else 0)
+            t = t.replace(hour=h, minute=int(m.group(3)))
+        out.append((m.start(), parse_time(t).lo))
+    for m in _LONG_DT.finditer(text):
+        mon = _MONTHS.get(m.group(1).lower().rstrip(".")) or next(
+            v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
+        t = dt.datetime(int(m.group(3)), mon, int(m.group(2)))
+        tail = m.group(0)[m.end(3) - m.start(0):].lower()
+        if m.group(4) and not (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)):
+            pass  # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
+        elif m.group(4):
+            h = int(m.group(4))
+            if m.group(6):
+                h = h % 12 + (12 if m.group(6).lower() == "pm" else 0)
+            t = t.replace(hour=h, minute=int(m.group(5) or 0))
+        out.append((m.start(), parse_time(t).lo))
+    return sorted(out)
+
+
+def parse_question(question: str, kg: RecordKG) -> Plan:
+    """Parse a question into a :class:`Plan` without an LLM.
+
+    Raises
+    ------
+    DataFormatError
+        Naming what could not be found (place, event, time, duration, horizon).
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise DataFormatError(f"question must be a non-empty string, got {question!r}")
+    q = " ".join(question.split())
+    place = _match_place(q, kg)
+    if place is None:
+        raise DataFormatError(f"no known place in the question; places: {kg.places} "
+                              f"or {sorted(kg.spec.place_names.values())}")
+    event = _match_event(q, kg)
+    if event is None:
+        raise DataFormatError(f"no known event in the question; events: {[r.name for r in kg.spec.rules]}")
+    times = _times(q)
+    if not times:
+        raise DataFormatError("no date or time in the question (use e.g. 2013-03-05 14:00 or March 5, 2013 at 14:00)")
+    anchor = times[0][1]
+    qtype = "q2" if _Q2.search(q) else "q3" if _Q3.search(q) else "q1"
+    horizon = 0
+    hm = _HORIZON.search(q)
+    if hm:
+        horizon = _span_minutes(hm.group(1), hm.group(2))
+    dur = 0
+    m_between = re.search(r"\bbetween\b", q, re.I)
+    if m_between and len(times) >= 2 and times[1][1] > anchor:
+        dur = times[1][1] - anchor
+    else:
+        for m in _DURATION.finditer(q):
+            if hm and hm.start() <= m.start() < hm.end():
+                continue
+            dur = _span_minutes(m.group(1), m.group(2))
+            break
+    if dur <= 0:
+        raise DataFormatError("no trip duration in the question (e.g. 'for 2 hours', 'between X and Y')")
+    if qtype != "q1" and horizon <= 0:
+        raise DataFormatError("no search horizon in the question (e.g. 'no more than 12 hours')")
+    pol = "detect" if qtype == "q1" and _DETECT.search(q) else "avoid"
+    return Plan(qtype, place, event, anchor, dur, horizon, pol, kg.cadence_minutes)

@@ -1,0 +1,498 @@
+"""ToPG's Suggestion-Selection steps: Select, Eval, NextQ, Decompose, and the answers.
+
+Each step has an LLM version (JSON through :meth:`ChatLLM.complete_json`) and a
+documented no-LLM substitute:
+
+- **Seeding (no LLM)**: Local and Global seed with SuggestNaive plus entity linking:
+  graph entities with an upper-case letter whose name occurs verbatim (as words) in the
+  question contribute their ``link_per_entity`` (default 5) propositions most similar to
+  the question (the LLM's Select would otherwise recognise the question's subjects).
+- **Select (no LLM)**: keep the candidates that mention a named entity of the query;
+  of candidates suggested by a graph walk, also keep the ``select_keep`` (default 2)
+  best-ranked ones (bridge facts are rarely similar to the question); when nothing is
+  kept, keep the ``select_keep`` first candidates. An absolute cosine threshold
+  (``select_threshold``) is off by default because cosine scales differ between encoders.
+- **Eval (no LLM)**: never sufficient, so Local runs ``max_iter`` iterations.
+- **NextQ (no LLM)**: one expanded query, the question followed by the named entities
+  of the newly selected propositions that the question does not mention.
+- **Decompose (no LLM)**: the question itself (no decomposition).
+- **Answers (no LLM)**: none; the output is the retrieved context and says so. Global
+  mode's partial answers become extractive: each community chunk's propositions closest
+  to the question, up to ``partial_words`` (120) words, scored by their best cosine.
+
+When an LLM reply is unusable after one retry, the step records a fallback
+(``topg.select``, ``topg.eval``, ``topg.nextq``, ``topg.decompose``, ``topg.partial``,
+``topg.answer``) and uses the substitute above.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chronorag.errors import LLMError
+from chronorag.integrations.llm import ChatLLM, record_fallback
+from chronorag.workflows.topg import prompts as P
+from chronorag.workflows.topg.index import TopgIndex
+
+__all__ = [
+    "NO_LLM_NOTE",
+    "ToPGSettings",
+    "answer_from",
+    "decompose",
+    "evaluate",
+    "global_anchors",
+    "global_report",
+    "next_questions",
+    "passage_ranking",
+    "select",
+]
+
+NO_LLM_NOTE = ("no-LLM mode: entity-linked seeding, heuristic selection (named entities of the "
+               "query and the best walk suggestions), entity query expansion instead of NextQ, "
+               "no answer generation")
+
+
+@dataclass
+class ToPGSettings:
+    """Parameters of the three modes (paper defaults; see ``graphs.proposition_graph.DEFAULTS``)."""
+
+    k: int = 20
+    lam: float = 0.5
+    damping: float = 0.85
+    tau: float = 0.1
+    theta: float = 0.4
+    subgraph_size: int = 500
+    max_iter: int = 3
+    select_threshold: float | None = None
+    select_keep: int = 2
+    link_per_entity: int = 5
+    max_questions: int = 3
+    breadth: int = 10
+    min_facts: int = 100
+    rocchio: tuple[float, float, float] = (1.0, 0.7, 0.15)
+    budget: int = 8000
+    community_min: int = 10
+    community_max: int = 150
+    chunk_tokens: int = 2000
+    passage_token_limit: int = 500
+    report_tokens: int = 8000
+    partial_words: int = 120
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1, got {self.k}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+        if self.max_iter < 0:
+            raise ValueError(f"max_iter must be >= 0, got {self.max_iter}")
+        if self.breadth < 1:
+            raise ValueError(f"breadth must be >= 1, got {self.breadth}")
+
+    def walk(self) -> dict[str, Any]:
+        """Keyword arguments of the suggestion operators."""
+        return {"lam": self.lam, "damping": self.damping, "tau": self.tau, "theta": self.theta,
+                "subgraph_size": self.subgraph_size}
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (for run metadata)."""
+        return asdict(self)
+
+
+def _facts(index: TopgIndex, ids: Sequence[int]) -> str:
+    return "\n".join(f"{i + 1}. {index.graph.propositions[int(p)]}" for i, p in enumerate(ids))
+
+
+def _named(name: str) -> bool:
+    return any(ch.isupper() for ch in name)
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"[0-9a-z\u00c0-\u024f]+", text.casefold()))
+
+
+_QWORDS = frozenset("what which who whom whose when where why how is are was were did does do the a an of "
+                    "in on and or film song album book".split())
+
+
+def _entity_keys(index: TopgIndex) -> dict[str, int]:
+    cache = index.graph._cache
+    if "entity_link" not in cache:
+        keys: dict[str, int] = {}
+        for i, name in enumerate(index.graph.entities):
+            if _named(name):
+                k = _key(name)
+                if len(k) >= 2 and k not in _QWORDS:
+                    keys.setdefault(k, i)
+        cache["entity_link"] = keys
+    return cache["entity_link"]
+
+
+def link_entities(index: TopgIndex, text: str, *, max_words: int = 10) -> list[int]:
+    """Named graph entities mentioned in ``text`` as a capitalised span (longest match first).
+
+    A span counts when its words equal the entity's name (case-insensitive, punctuation
+    ignored) and its first word starts with an upper-case letter or a digit in ``text``,
+    so the lower-case "director" of a question does not link to an entity "Director".
+    """
+    keys = _entity_keys(index)
+    raw = re.findall(r"[0-9A-Za-z\u00c0-\u024f]+", text)
+    words = [w.casefold() for w in raw]
+    covered = [False] * len(words)
+    found: list[int] = []
+    for n in range(min(max_words, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            if any(covered[i:i + n]) or not (raw[i][0].isupper() or raw[i][0].isdigit()):
+                continue
+            e = keys.get(" ".join(words[i:i + n]))
+            if e is not None and e not in found:
+                found.append(e)
+                covered[i:i + n] = [True] * n
+    return found
+
+
+def linked_propositions(index: TopgIndex, question: str, qvec: np.ndarray, per_entity: int) -> list[int]:
+    """The no-LLM seeding extra: each linked entity's ``per_entity`` propositions closest to the question."""
+    g = index.graph
+    out: list[int] = []
+    if per_entity < 1:
+        return out
+    pe_t = g._cache.get("pe_csc")
+    if pe_t is None:
+        pe_t = g._cache["pe_csc"] = g.pe.tocsc()
+    for e in link_entities(index, question):
+        props = pe_t.indices[pe_t.indptr[e]:pe_t.indptr[e + 1]]
+        if props.size == 0:
+            continue
+        cos = g.prop_vectors[props] @ qvec
+        for p in props[np.argsort(-cos, kind="stable")[:per_entity]]:
+            if int(p) not in out:
+                out.append(int(p))
+    return out
+
+
+def query_entities(index: TopgIndex, text: str, ids: Sequence[int] = ()) -> set[int]:
+    """Named entities mentioned in ``text`` (see :func:`link_entities`)."""
+    return set(link_entities(index, text))
+
+
+def heuristic_select(index: TopgIndex, query: str, qvec: np.ndarray, cand: Sequence[int], *,
+                     threshold: float | None = None, always_keep: int = 0, fallback_keep: int = 2) -> list[int]:
+    """The no-LLM Select rule (see the module docstring); keeps the candidates' order.
+
+    ``always_keep``: the first candidates (best suggestions) kept whatever they say;
+    ``fallback_keep``: how many first candidates to keep when the rule keeps nothing.
+    """
+    cand = [int(c) for c in cand]
+    if not cand:
+        return []
+    cos = index.graph.cosine(qvec, np.asarray(cand))
+    g = index.graph
+    qents = query_entities(index, query, cand)
+    keep = []
+    for r, (c, s) in enumerate(zip(cand, cos)):
+        row = set(g.pe.indices[g.pe.indptr[c]:g.pe.indptr[c + 1]].tolist())
+        if r < always_keep or (threshold is not None and s >= threshold) or row & qents:
+            keep.append(c)
+    if not keep:
+        keep = cand[:max(1, fallback_keep)]
+    return keep
+
+
+def select(index: TopgIndex, llm: ChatLLM | None, query: str, qvec: np.ndarray, cand: Sequence[int],
+           settings: ToPGSettings, *, walk: bool = False) -> list[int]:
+    """Select (Eq. 2): prune candidates with the LLM, or with the heuristic rule.
+
+    ``walk``: the candidates come from a graph walk (ranked by PPR); the no-LLM rule then
+    also keeps the first ``settings.select_keep`` of them, since a bridge fact is by
+    nature not similar to the question.
+    """
+    cand = [int(c) for c in cand]
+    if not cand:
+        return []
+    keep_n = settings.select_keep if walk else 0
+    if llm is None:
+        return heuristic_select(index, query, qvec, cand, threshold=settings.select_threshold,
+                                always_keep=keep_n, fallback_keep=settings.select_keep)
+    try:
+        reply = llm.complete_json([{"role": "system", "content": P.SELECT_SYSTEM},
+                                   {"role": "user", "content": P.SELECT_USER.format(
+                                       question=query, facts=_facts(index, cand))}],
+                                  schema=P.SELECT_SCHEMA, name="select")
+        keep = reply.get("keep") if isinstance(reply, dict) else reply
+        if not isinstance(keep, list):
+            raise LLMError(f"select reply has no 'keep' list: {str(reply)[:200]}")
+        nums = sorted({int(x) for x in keep if isinstance(x, (int, float)) or (isinstance(x, str) and x.isdigit())})
+        return [cand[n - 1] for n in nums if 1 <= n <= len(cand)]
+    except (LLMError, ValueError, TypeError) as exc:
+        record_fallback("topg.select", str(exc))
+        return heuristic_select(index, query, qvec, cand, threshold=settings.select_threshold,
+                                always_keep=keep_n, fallback_keep=settings.select_keep)
+
+
+def seed_candidates(index: TopgIndex, llm: ChatLLM | None, question: str, qvec: np.ndarray,
+                    settings: ToPGSettings) -> list[int]:
+    """S_0: SuggestNaive, plus (no LLM only) the entity-linked propositions first."""
+    ids, _ = index.graph.suggest_naive(qvec, settings.k)
+    naive = [int(i) for i in ids]
+    if llm is not None:
+        return naive
+    linked = linked_propositions(index, question, qvec, settings.link_per_entity)
+    return linked + [i for i in naive if i not in set(linked)]
+
+
+def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Sequence[int]) -> str | None:
+    """Eval: the answer when the collected facts suffice, else ``None`` (always ``None`` without an LLM)."""
+    if llm is None or not collected:
+        return None
+    try:
+        reply = llm.complete_json([{"role": "system", "content": P.EVAL_SYSTEM},
+                                   {"role": "user", "content": P.EVAL_USER.format(
+                                       question=question, facts=_facts(index, collected))}],
+                                  schema=P.EVAL_SCHEMA, name="eval")
+        if not isinstance(reply, dict):
+            raise LLMError(f"eval reply is not an object: {str(reply)[:200]}")
+        ans = str(reply.get("answer") or "").strip()
+        return ans if reply.get("sufficient") is True and ans else None
+    except LLMError as exc:
+        record_fallback("topg.eval", str(exc))
+        return None
+
+
+def expand_query(index: TopgIndex, question: str, new_ids: Sequence[int], *, max_entities: int = 8) -> str:
+    """The no-LLM NextQ: the question plus the new propositions' named entities it lacks."""
+    g = index.graph
+    low = question.casefold()
+    names: list[str] = []
+    for p in new_ids:
+        for e in g.pe.indices[g.pe.indptr[int(p)]:g.pe.indptr[int(p) + 1]]:
+            n = g.entities[int(e)]
+            if _named(n) and n.casefold() not in low and n not in names:
+                names.append(n)
+    return f"{question} {' '.join(names[:max_entities])}".strip()
+
+
+def next_questions(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Sequence[int],
+                   new_ids: Sequence[int], settings: ToPGSettings) -> list[str]:
+    """NextQ: follow-up questions from the LLM, or the entity-expanded question."""
+    fallback = [expand_query(index, question, new_ids)]
+    if llm is None:
+        return fallback
+    try:
+        reply = llm.complete_json([{"role": "system", "content": P.NEXTQ_SYSTEM},
+                                   {"role": "user", "content": P.NEXTQ_USER.format(
+                                       question=question, facts=_facts(index, collected),
+                                       max_q=settings.max_questions)}],
+                                  schema=P.QUESTIONS_SCHEMA, name="next_questions")
+        qs = reply.get("questions") if isinstance(reply, dict) else reply
+        qs = [q.strip() for q in qs if isinstance(q, str) and q.strip()] if isinstance(qs, list) else []
+        if not qs:
+            raise LLMError(f"no follow-up questions in reply: {str(reply)[:200]}")
+        return qs[: settings.max_questions]
+    except LLMError as exc:
+        record_fallback("topg.nextq", str(exc))
+        return fallback
+
+
+def decompose(llm: ChatLLM | None, question: str, m: int) -> list[str]:
+    """Decompose (Global seeding): ``m`` sub-questions from the LLM, or the question itself."""
+    if llm is None:
+        return [question]
+    try:
+        reply = llm.complete_json([{"role": "system", "content": P.DECOMPOSE_SYSTEM},
+                                   {"role": "user", "content": P.DECOMPOSE_USER.format(question=question, m=m)}],
+                                  schema=P.QUESTIONS_SCHEMA, name="decompose")
+        qs = reply.get("questions") if isinstance(reply, dict) else reply
+        qs = [q.strip() for q in qs if isinstance(q, str) and q.strip()] if isinstance(qs, list) else []
+        if not qs:
+            raise LLMError(f"no sub-questions in reply: {str(reply)[:200]}")
+        return list(dict.fromkeys(qs))[:m]
+    except LLMError as exc:
+        record_fallback("topg.decompose", str(exc))
+        return [question]
+
+
+def answer_from(llm: ChatLLM | None, question: str, context: Sequence[str]) -> str:
+    """Final answer from numbered context lines ("" without an LLM or on an unusable reply)."""
+    if llm is None or not context:
+        return ""
+    facts = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(context))
+    try:
+        reply = llm.complete_json([{"role": "system", "content": P.ANSWER_SYSTEM},
+                                   {"role": "user", "content": P.ANSWER_USER.format(facts=facts, question=question)}],
+                                  schema=P.ANSWER_SCHEMA, name="answer")
+        ans = reply.get("answer") if isinstance(reply, dict) else None
+        if not isinstance(ans, str):
+            raise LLMError(f"answer reply has no 'answer' string: {str(reply)[:200]}")
+        return ans.strip()
+    except LLMError as exc:
+        record_fallback("topg.answer", str(exc))
+        return ""
+
+
+def passage_ranking(index: TopgIndex, ranked_props: Sequence[int], tail: Sequence[int] = ()) -> list[int]:
+    """Passages in the order their first proposition appears (``ranked_props``, then ``tail``)."""
+    seen: dict[int, None] = {}
+    for p in [*ranked_props, *tail]:
+        seen.setdefault(int(index.graph.prop_passage[int(p)]), None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Global mode (Alg. 2 and 3)
+# ---------------------------------------------------------------------------------------------
+
+def global_anchors(index: TopgIndex, llm: ChatLLM | None, question: str,
+                   settings: ToPGSettings) -> dict[str, Any]:
+    """Collect anchor propositions with Rocchio-refined walks (Alg. 2).
+
+    Returns
+    -------
+    dict
+        ``anchors`` (ids in collection order), ``sub_questions``, ``iterations``.
+    """
+    g = index.graph
+    subqs = decompose(llm, question, settings.breadth)
+    qvecs = index.embed(subqs)
+    qstart = index.embed([question])[0]
+    origin: dict[int, np.ndarray] = {}   # q_i^o accumulated per anchor
+    negative: dict[int, np.ndarray] = {}
+    pool: list[int] = []
+    for sq, qv in zip(subqs, qvecs):
+        cand = seed_candidates(index, llm, sq, qv, settings)
+        kept = select(index, llm, sq, qv, cand, settings)
+        pruned = [c for c in cand if c not in set(kept)]
+        neg = g.prop_vectors[pruned].mean(axis=0) if pruned else None
+        for u in kept:
+            if u not in origin:
+                pool.append(u)
+                origin[u] = qv
+                if neg is not None:
+                    negative[u] = neg
+    anchors = list(pool)
+    seen = set(anchors)
+    alpha, beta, gamma = settings.rocchio
+    it = 0
+    while len(anchors) < settings.min_facts and it < settings.max_iter and pool:
+        new_pool: list[int] = []
+        m = min(settings.breadth, len(pool))
+        parts = [pool[i::m] for i in range(m)]
+        for part in parts:
+            qs = np.stack([rocchio_query(g, u, origin, negative, alpha, beta, gamma) for u in part])
+            ids, _, walker = g.suggest_global(qs, part, settings.k, exclude=list(seen), **settings.walk())
+            kept = select(index, llm, question, qstart, ids.tolist(), settings, walk=True)
+            kept_set = set(kept)
+            pruned = [c for c in ids.tolist() if c not in kept_set]
+            neg = g.prop_vectors[pruned].mean(axis=0) if pruned else None
+            pos = {int(x): j for j, x in enumerate(ids.tolist())}
+            for u in kept:
+                if u in seen:
+                    continue
+                seen.add(u)
+                new_pool.append(u)
+                origin[u] = qs[int(walker[pos[u]])]
+                if neg is not None:
+                    negative[u] = neg
+        anchors.extend(new_pool)
+        pool = new_pool
+        it += 1
+    return {"anchors": anchors, "sub_questions": subqs, "iterations": it}
+
+
+def rocchio_query(g: Any, u: int, origin: dict[int, np.ndarray], negative: dict[int, np.ndarray],
+                  alpha: float, beta: float, gamma: float) -> np.ndarray:
+    """Eq. 11 for anchor ``u``: its walker's query, its own vector, minus pruned candidates."""
+    from chronorag.graphs.proposition_graph import rocchio
+
+    return rocchio(origin[u], g.prop_vectors[u], negative.get(u), alpha=alpha, beta=beta, gamma=gamma)
+
+
+def _tokens(text: str) -> int:
+    return len(text.split())
+
+
+def _trim(text: str, limit: int) -> str:
+    w = text.split()
+    return text if len(w) <= limit else " ".join(w[:limit]) + " ..."
+
+
+def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors: Sequence[int],
+                  settings: ToPGSettings) -> dict[str, Any]:
+    """Communities around the anchors (Alg. 3), partial answers, lost-in-the-middle ordering, answer."""
+    from chronorag.workflows.topg.communities import select_communities
+
+    g = index.graph
+    if g.communities is None:
+        from chronorag.workflows.topg.communities import hierarchical_leiden
+
+        g.communities = hierarchical_leiden(g)
+    chosen = select_communities(anchors, g.communities, budget=settings.budget,
+                                min_size=settings.community_min, max_size=settings.community_max)
+    qv = index.embed([question])[0]
+    partials: list[dict[str, Any]] = []
+    for ci in chosen:
+        nodes = g.communities[ci]
+        props = [int(n) for n in nodes if n < g.n_props]
+        props.sort(key=lambda p: -float(g.prop_vectors[p] @ qv))
+        ents = [g.node_label(int(n))[1] for n in nodes if g.n_props <= n < g.n_props + len(g.entities)]
+        pas = [_trim(g.node_label(int(n))[1], settings.passage_token_limit)
+               for n in nodes if n >= g.n_props + len(g.entities)]
+        lines = ([f"Topics: {', '.join(ents[:30])}"] if ents else []) + \
+            [g.propositions[p] for p in props] + pas
+        chunks, cur = [], []
+        for line in lines:
+            if cur and _tokens("\n".join(cur)) + _tokens(line) > settings.chunk_tokens:
+                chunks.append(cur)
+                cur = []
+            cur.append(line)
+        if cur:
+            chunks.append(cur)
+        for chunk in chunks:
+            partials.append(_partial(llm, question, qv, index, chunk, props, ci, settings.partial_words))
+    partials.sort(key=lambda x: -x["score"])
+    kept, used = [], 0
+    for p in partials:  # the best partial answers that fit the report budget
+        t = _tokens(p["answer"])
+        if kept and used + t > settings.report_tokens:
+            continue
+        kept.append(p)
+        used += t
+    # best first and best last: ranks 1, 3, 5, ... from the front, 2, 4, ... from the back
+    ordered = kept[0::2] + kept[1::2][::-1]
+    context = [p["answer"] for p in ordered]
+    return {"communities": [int(c) for c in chosen], "partials": ordered, "context": context,
+            "answer": answer_from(llm, question, context)}
+
+
+def _partial(llm: ChatLLM | None, question: str, qv: np.ndarray, index: TopgIndex, chunk: list[str],
+             props: list[int], community: int, partial_words: int = 120) -> dict[str, Any]:
+    g = index.graph
+    if llm is not None:
+        try:
+            reply = llm.complete_json([{"role": "system", "content": P.PARTIAL_SYSTEM},
+                                       {"role": "user", "content": P.PARTIAL_USER.format(
+                                           question=question, notes="\n".join(chunk))}],
+                                      schema=P.PARTIAL_SCHEMA, name="partial_answer")
+            if not isinstance(reply, dict) or not isinstance(reply.get("answer"), str):
+                raise LLMError(f"partial answer reply malformed: {str(reply)[:200]}")
+            score = float(reply.get("score", 0) or 0)
+            return {"community": community, "answer": reply["answer"].strip(), "score": score}
+        except (LLMError, ValueError, TypeError) as exc:
+            record_fallback("topg.partial", str(exc))
+    # extractive substitute: the chunk's propositions closest to the question, up to partial_words
+    in_chunk = set(chunk)
+    ranked = [p for p in props if g.propositions[p] in in_chunk] or props
+    words, take = 0, []
+    for p in ranked:
+        if take and words + _tokens(g.propositions[p]) > partial_words:
+            break
+        take.append(p)
+        words += _tokens(g.propositions[p])
+    score = float(max((g.prop_vectors[p] @ qv for p in take[:3]), default=0.0)) * 100
+    return {"community": community, "answer": " ".join(g.propositions[p] for p in take) or chunk[0],
+            "score": score}
