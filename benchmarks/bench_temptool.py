@@ -6,6 +6,7 @@ Usage (repo root, .venv active; INDEX_DIR from `chronorag ingest .../icews05-15_
     python benchmarks/bench_temptool.py coverage INDEX_DIR   # share of the 54,332 test questions given a program
     python benchmarks/bench_temptool.py tools INDEX_DIR      # per tool-call latency
     python benchmarks/bench_temptool.py align INDEX_DIR      # alignment accuracy on dev-question phrases
+    python benchmarks/bench_temptool.py scores INDEX_DIR     # alignment scores: dev phrases vs. made-up names
 
 Each prints one JSON object.
 """
@@ -27,12 +28,16 @@ set_offline_env()
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+MIN_SCORE: float | None = None  # --min-score; None = the library default
+
+
 def _reasoner(index_dir: str):
-    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.integrations.temporal_tools import MIN_ALIGNMENT_SCORE, TemporalKGTools
     from chronorag.retrievers.event_index import EventIndex
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
 
-    tools = TemporalKGTools(EventIndex.load(index_dir))
+    tools = TemporalKGTools(EventIndex.load(index_dir),
+                            min_score=MIN_ALIGNMENT_SCORE if MIN_SCORE is None else MIN_SCORE)
     return tools, TemporalReasoner(tools)
 
 
@@ -124,7 +129,11 @@ def main() -> None:
     p.add_argument("what", choices=["dev", "coverage", "tools", "align"])
     p.add_argument("index")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--min-score", type=float, default=None,
+                   help="alignment no-match threshold (default: the library's; 0 disables it)")
     a = p.parse_args()
+    global MIN_SCORE
+    MIN_SCORE = a.min_score
     res = {"dev": lambda: bench_dev(a.index), "coverage": lambda: bench_coverage(a.index, a.limit),
            "tools": lambda: bench_tools(a.index), "align": lambda: bench_align(a.index)}[a.what]()
     json.dump(res, sys.stdout)

@@ -72,6 +72,25 @@ def test_langgraph_dev_serves_temptool(ecb_index, tmp_path):
         out = _post(f"{base}/runs/wait", {"assistant_id": "temptool",
                                           "input": {"question": "Before Germany, who did the ECB criticize last?"}})
         assert out["answers"] == ["Romania"] and out["mode"] == "planner" and out["tool_calls"] == 2
+        # one thread, two questions, through the SDK: the second run gets its own answer
+        from langgraph_sdk import get_sync_client
+
+        client = get_sync_client(url=base)
+        assistant = client.assistants.search(graph_id="temptool")[0]["assistant_id"]
+        schemas = client.assistants.get_schemas(assistant)
+        assert "index_dir" in schemas["context_schema"]["properties"]  # the settings Studio shows
+        thread = client.threads.create()
+        first = client.runs.wait(thread["thread_id"], "temptool",
+                                 input={"question": "Before Germany, who did the ECB criticize last?"})
+        second = client.runs.wait(thread["thread_id"], "temptool",
+                                  input={"messages": [{"type": "human",
+                                                       "content": "Who criticized the European Central Bank first?"}]},
+                                  context={"max_tool_calls": 4})
+        assert first["answers"] == ["Romania"] and second["answers"][0] == "France"
+        assert second["tool_calls"] == 1 and second["stopped"] is None
+        state = client.threads.get_state(thread["thread_id"])
+        assert [m["content"] for m in state["values"]["messages"] if m["type"] == "human"] == [
+            "Before Germany, who did the ECB criticize last?", "Who criticized the European Central Bank first?"]
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

@@ -25,14 +25,19 @@ Q = "Before Germany, who did the ECB criticize last?"
 
 
 def test_planner_mode_runs_the_reasoner_calls_through_the_tool_node(ecb_index):
-    g = build_graph(str(ecb_index.path), llm=LLMConfig(base_url=None))
+    g = build_graph(str(ecb_index.path), protocol="planner")
     out = g.invoke({"question": Q})
     assert out["mode"] == "planner" and out["answers"] == ["Romania"] and out["tool_calls"] == 2
     kinds = [m.type for m in out["messages"]]
     assert kinds == ["human", "ai", "tool", "ai", "tool", "ai"]
     assert out["messages"][4].artifact[0]["tail"] == "Romania"
+    # the second call's end_time is the date the first call observed: computed step by step
+    assert out["messages"][3].tool_calls[0]["args"]["end_time"] == "2011-02-14"
     capped = g.invoke({"question": Q, "max_tool_calls": 1})
-    assert capped["tool_calls"] == 1
+    # one call ran; the program needed two, so no answer (and it says so) rather than a replayed one
+    assert capped["tool_calls"] == 1 and capped["answers"] == [] and capped["stopped"] == "max_tool_calls"
+    assert [m.type for m in capped["messages"]] == ["human", "ai", "tool", "ai"]
+    assert "max_tool_calls=1" in capped["messages"][-1].content
 
 
 def test_native_tool_calling_over_http(ecb_index):
@@ -76,7 +81,7 @@ def test_graph_rejects_bad_config(ecb_index):
     with pytest.raises(ValueError, match="max_tool_calls"):
         build_graph(str(ecb_index.path), max_tool_calls=0)
     with pytest.raises(ValueError, match="question"):
-        build_graph(str(ecb_index.path), llm=LLMConfig(base_url=None)).invoke({"question": ""})
+        build_graph(str(ecb_index.path), protocol="planner").invoke({"question": ""})
 
 
 # ------------------------------------------------------------------ tagged parser

@@ -81,14 +81,45 @@ def test_tool_errors_are_observations(ecb_tools):
 def test_langchain_tools_return_artifacts(ecb_tools):
     tools = {t.name: t for t in make_langchain_tools(ecb_tools)}
     assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
-    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type"}
+    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type", "order"}
+    schema = tools["Get_tail_entity"].tool_call_schema.model_json_schema()
+    assert schema["properties"]["type"]["enum"] == ["in/on", "before", "after", "between"]
     msg = tools["Get_time"].invoke({"type": "tool_call", "id": "c1", "name": "Get_time",
                                     "args": {"head": "ECB", "rel": "criticize", "tail": "Romania"}})
     assert msg.tool_call_id == "c1" and "2010-08-30" in msg.content
     assert msg.artifact == [{"head": "European Central Bank", "rel": "Criticize or denounce", "tail": "Romania", "time": "2010-08-30"}]
     amsg = asyncio.run(tools["Get_head_entity"].ainvoke({"type": "tool_call", "id": "c2", "name": "Get_head_entity",
                                                          "args": {"tail": "ECB", "rel": "criticize", "type": "sometime"}}))
-    assert "type must be one of" in amsg.content and amsg.artifact == []
+    assert amsg.status == "error" and "type" in amsg.content and "sometime" in amsg.content
+    bad_time = tools["Get_tail_entity"].invoke({"type": "tool_call", "id": "c3", "name": "Get_tail_entity", "args": {
+        "head": "ECB", "rel": "criticize", "begin_time": "-inf", "end_time": "2011-13-01", "type": "before"}})
+    assert bad_time.status == "error" and "2011-13-01" in bad_time.content
+
+
+def test_no_match_names_the_nearest(ecb_tools):
+    res = ecb_tools.get_tail_entity("Zorglub Inc", "criticize", "-inf", "inf", "in/on")
+    assert res.rows == [] and res.observation.startswith("No match for head='Zorglub Inc'")
+    assert "Nearest entity names" in res.observation and "European Central Bank" not in res.aligned.values()
+    # a real name is still found
+    assert ecb_tools.get_tail_entity("the ECB", "criticize").rows
+
+
+def test_observation_order_and_limit(ecb_index):
+    from chronorag.integrations.temporal_tools import TemporalKGTools
+
+    tools = TemporalKGTools(ecb_index, max_obs_rows=2)
+    before = tools.get_tail_entity("ECB", "criticize", "-inf", "2013", "before")
+    lines = before.observation.splitlines()
+    # latest first for "before": the events closest to the bound are shown, the older ones counted
+    assert "latest first" in lines[0] and "2012-09-12" in lines[1] and "2012-07-30" in lines[2]
+    assert "3 earlier row(s) left out" in lines[-1] and len(before.rows) == 5
+    after = tools.get_tail_entity("ECB", "criticize", "2011", "inf", "after")
+    assert "earliest first" in after.observation and "2012-07-24" in after.observation.splitlines()[1]
+    last = tools.get_tail_entity("ECB", "criticize", "2011", "inf", "after", order="latest")
+    assert "2014-02-08" in last.observation.splitlines()[1] and "earlier row(s) left out" in last.observation
+    assert "order must be one of" in tools.get_time("ECB", "criticize", "Romania", order="sideways").observation
+    with pytest.raises(ValueError, match="max_obs_rows"):
+        TemporalKGTools(ecb_index, max_obs_rows=0)
 
 
 # ----------------------------------------------------------------------- reasoner

@@ -183,3 +183,155 @@ def test_ragas_on_eval_predictions(tmp_path, capsys):
            "gold_evidence": [passage]}
     assert ragas_scores([rec])["non_llm_context_recall"] == 1.0
     assert ragas_scores([{**rec, "evidence": ["Markus Duesmann chaired the board."]}])["non_llm_context_recall"] == 0.0
+
+
+def test_evidence_match_rule_rejects_near_misses():
+    from chronorag.metrics import evidence_recall, passage_found
+
+    gold = "In 2022 the Audi Group delivered 1,614,231 cars to customers worldwide, fewer than a year earlier."
+    # the passage reflowed (markdown, line breaks, case) still counts
+    assert passage_found(gold, "## Deliveries\n\nIn 2022 the AUDI Group delivered 1,614,231 cars to\ncustomers "
+                               "worldwide, fewer than a year earlier. Other text.")
+    # near miss 1: the same sentence about another year's figure
+    assert not passage_found(gold, "In 2021 the Audi Group delivered 1,680,512 cars to customers worldwide, "
+                                   "fewer than a year earlier.")
+    # near miss 2: every word of the passage is in a long chunk, but scattered (the old
+    # "80% of the words anywhere in the chunk" rule counted it)
+    filler = " ".join(f"w{i}" for i in range(60))
+    scattered = (f"Worldwide customers rated it. {filler} The Audi Group in 2022 said {filler} cars delivered "
+                 f"fewer problems {filler} than a year earlier; 1,614,231 to date.")
+    assert not passage_found(gold, scattered)
+    # a paraphrase with its words together still counts (Time-LongQA's dual/multi evidence is paraphrased)
+    assert passage_found(gold, "Audi Group delivered 1,614,231 cars worldwide to its customers in 2022, "
+                               "fewer than one year earlier.")
+    assert evidence_recall([scattered, "x"], [gold]) == 0.0
+    assert evidence_recall(["x", gold + " More."], [gold]) == 1.0 and evidence_recall(["x", gold], [gold], k=1) == 0.0
+
+
+# ------------------------------------------------------------- LLM paths (issue 9, 14)
+def test_decomposition_in_the_papers_format_with_a_range(tgrag_index):
+    text = ('<think>\nTwo periods; the second is a range.\n</think>\n'
+            '[2019<SEP>"Who led Audi in 2019?"] [2020-2022<SEP>"Who led Audi in 2020-2022?"]')
+    assert parse_decomposition(text, ["2019", "2022"]) == [
+        SubQuestion("2019", "Who led Audi in 2019?"), SubQuestion("2022", "Who led Audi in 2020-2022?")]
+    assert [s.period for s in parse_decomposition('[2021-2022<SEP>"q"]')] == ["2021", "2022"]
+    idx = TGragIndex.load(tgrag_index.path)
+    with ScriptedOpenAIServer([text]) as srv:
+        r = TGragRetriever(idx, llm=LLMConfig(base_url=srv.base_url), similarity_top_k=1)  # LLM given: LLM decomposes
+        ranked, results = r.retrieve_chunks("Who led Audi from 2019 to 2022?")
+    assert r.decompose == "llm" and [x.sub.period for x in results] == ["2019", "2022"]
+    assert {x.decomposition for x in results} == {"llm"}
+
+
+def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index):
+    from chronorag.integrations.llm import fallbacks, query_scope
+
+    idx = TGragIndex.load(tgrag_index.path)
+    fallbacks.clear()
+    with ScriptedOpenAIServer(["<think>hmm</think>I would split it by year.", "Sure! Years: both."]) as srv:
+        r = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url))
+        with query_scope("q-dec"):
+            subs, how = r.decomposition("How many cars did Audi deliver in 2019 and 2022?")
+        retry = srv.requests[1]["messages"][-1]["content"]
+    assert how == "rules (LLM fallback)" and [s.period for s in subs] == ["2019", "2022"]
+    assert "[period<SEP>sub-question]" in retry
+    assert fallbacks.counts("q-dec") == {"tgrag.decompose_rules": 1}
+
+
+def test_llm_objects_are_accepted_and_unknown_ones_rejected(tgrag_index):
+    from chronorag.errors import LLMError
+    from llama_index.llms.openai_like import OpenAILike
+
+    idx = TGragIndex.load(tgrag_index.path)
+    script = ["[2022<SEP>How many cars did Audi deliver in 2022?]", "<think>It says 1,614,231.</think>1,614,231 cars"]
+    with ScriptedOpenAIServer(script) as srv:
+        li = OpenAILike(api_base=srv.base_url, api_key="x", model="chronorag", is_chat_model=True)
+        r = TGragRetriever(idx, decompose="llm", llm=li)
+        out = answer_tgrag(r, "How many cars did Audi deliver in 2022?", llm=li)
+        prompt = srv.requests[1]["messages"][0]["content"]
+    assert out["mode"].startswith("LLM") and out["answer"] == "1,614,231 cars" and out["decomposition"] == "llm"
+    assert "Facts from the 2022 knowledge graph" in prompt and " -- " in prompt  # K_valid and R_valid lines
+    with pytest.raises(LLMError, match="llm must be"):
+        TGragRetriever(idx, llm=object())
+    with pytest.raises(LLMError, match="llm must be"):
+        answer_tgrag(TGragRetriever(idx), "q?", llm="http://localhost:8000/v1")
+
+
+def test_eval_uses_the_llm_decomposition_and_says_so(tgrag_index):
+    from chronorag.evaluation import make_method
+
+    script = ["[2022<SEP>How many cars did Audi deliver in 2022?]", "1,614,231"]
+    with ScriptedOpenAIServer(script) as srv:
+        m = make_method("t-grag", tgrag_index.path, llm_url=srv.base_url)
+        pred = m({"question": "How many cars did Audi deliver in 2022?", "answers": ["1,614,231"]})
+    assert pred.info["decomposition"] == "llm" and pred.answers == ["1,614,231"]
+    assert pred.info["evidence_k"] == len(pred.evidence) >= 1
+
+
+def test_retriever_conventions(tgrag_index):
+    import asyncio
+
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+    from llama_index.core.instrumentation.events.retrieval import RetrievalStartEvent
+    from llama_index.core.schema import MetadataMode
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    from chronorag.retrievers.tgrag import TGragPGRetriever
+
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    r = TGragRetriever(idx, similarity_top_k=2, decompose="none")
+    q = "Who chaired the Board of Management of Audi?"
+    nodes = r.retrieve(q)
+    assert len(nodes) == 2 and all(-1.0 <= n.score <= 1.0 for n in nodes)  # cosine similarities, not ranks
+    assert nodes[0].score != 2.0 and "tgrag_score" in nodes[0].node.metadata
+    llm_view = nodes[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    assert "period" in llm_view and "chunk_id" not in llm_view and "tgrag_score" not in llm_view
+    only22 = r.retrieve(q, time_filter="2022")
+    assert only22 and {n.node.metadata["period"] for n in only22} == {"2022"}
+    f = MetadataFilters(filters=[MetadataFilter(key="period", value="2022", operator="<")])
+    assert {n.node.metadata["period"] for n in r.retrieve(q, time_filter=f)} == {"2019"}
+    assert {n.node.metadata["period"] for n in VanillaChunkRetriever(idx, similarity_top_k=3).retrieve(
+        q, time_filter=["2019"])} == {"2019"}
+    with pytest.raises(ValueError, match="not indexed"):
+        r.retrieve(q, time_filter=["1999"])
+
+    async def both():
+        return await asyncio.gather(r.aretrieve(q, time_filter="2019"), r.aretrieve(q, time_filter="2022"))
+
+    a, b = asyncio.run(both())
+    assert {n.node.metadata["period"] for n in a} == {"2019"} and {n.node.metadata["period"] for n in b} == {"2022"}
+
+    class Count(BaseEventHandler):
+        n: int = 0
+
+        def handle(self, event, **kwargs):
+            if isinstance(event, RetrievalStartEvent):
+                self.n += 1
+
+    counter = Count()
+    get_dispatcher().add_event_handler(counter)
+    try:
+        sub = TGragPGRetriever(idx.property_graph(), index_dir=str(tgrag_index.path), similarity_top_k=1)
+        sub.retrieve(q)
+    finally:
+        get_dispatcher().event_handlers.remove(counter)
+    assert counter.n == 1 and TGragPGRetriever.reads_graph_store is False
+
+
+def test_context_budget_covers_graph_and_texts(tgrag_index):
+    from chronorag.retrievers.tgrag import count_tokens
+
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    q = "Who chaired the Board of Management of Audi in 2022?"
+    _, res = TGragRetriever(idx).retrieve_chunks(q)
+    full = TGragRetriever(idx).build_context(res)
+    assert full["scope"] == "graph" and full["tokens"]["graph"] <= 1600 and full["texts"] == [idx.kg.chunk_text[1]]
+    budget = full["tokens"]["graph"] + 20
+    tight = TGragRetriever(idx, context_tokens=budget, budget_scope="all").build_context(res)
+    assert tight["graph"] == full["graph"] and tight["tokens"]["graph"] + tight["tokens"]["texts"] <= budget
+    assert tight["texts"] and sum(count_tokens(t) for t in tight["texts"]) <= 20  # the text was cut to fit
+    assert idx.kg.chunk_text[1].startswith(tight["texts"][0])
+    assert any(" -- " in line for line in TGragRetriever(idx).relation_lines(res))  # R_valid exists

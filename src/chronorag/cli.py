@@ -108,10 +108,11 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answer(index_dir: str, question: str, method: str, llm_url: str | None) -> dict[str, Any]:
+def _answer(index_dir: str, question: str, method: str, llm_url: str | None,
+            **options: Any) -> dict[str, Any]:
     from chronorag.evaluation import make_method
 
-    m = make_method(method, index_dir, llm_url=llm_url)
+    m = make_method(method, index_dir, llm_url=llm_url, **options)
     pred = m({"question": question, "answers": ["?"]})
     return {"question": question, "method": method, "answers": pred.answers[:10],
             "evidence": pred.evidence[:10], "info": pred.info}
@@ -125,7 +126,7 @@ def _short(text: str, n: int = 300) -> str:
 def _cmd_ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise ValueError("the question is empty")
-    res = _answer(args.index_dir, args.question, args.method, args.llm_url)
+    res = _answer(args.index_dir, args.question, args.method, args.llm_url, **_deadline_opt(args))
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
         return 0
@@ -134,10 +135,22 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     print("answers:", "; ".join(res["answers"][:5]) or "(none)")
     if res["info"].get("mode"):
         print("mode:", res["info"]["mode"])
+    if res["info"].get("note") and not res["answers"]:
+        print("why:", res["info"]["note"])
     print("evidence:")
     for e in res["evidence"]:
         print("  -", _short(e))
     return 0
+
+
+def _deadline_opt(args: argparse.Namespace) -> dict[str, Any]:
+    """``deadline_s`` for methods that take it (only when the user set --deadline)."""
+    d = getattr(args, "deadline", None)
+    if d is None:
+        return {}
+    if d <= 0:
+        raise ValueError(f"--deadline must be > 0 seconds, got {d}")
+    return {"deadline_s": d}
 
 
 def _sha256(path: str | os.PathLike[str]) -> str:
@@ -169,7 +182,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out, inputs=inputs)  # refuse before loading anything
     questions = load_questions(args.questions, limit=args.limit)
-    method = make_method(args.method, args.index_dir, llm_url=args.llm_url)
+    method = make_method(args.method, args.index_dir, llm_url=args.llm_url, **_deadline_opt(args))
     judge = None
     if args.judge:
         from chronorag.evaluation.judge import MajorityJudge
@@ -519,6 +532,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
     sp.set_defaults(func=_cmd_ask)
 
     sp = sub.add_parser("eval", help="evaluate a method on a question file")
@@ -531,6 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run file (JSONL) to write; replaced atomically when the run ends "
                          "(default: a new unique file in the temp directory)")
     sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
     sp.add_argument("--max-iter", type=int, default=None, help="ToPG: Suggestion-Selection iterations")
     sp.add_argument("--lam", type=float, default=None, help="ToPG: structural weight lambda")
     sp.add_argument("--token-budget", type=int, default=None,

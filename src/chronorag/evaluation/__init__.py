@@ -180,7 +180,9 @@ def _score(rec: dict[str, Any], q: dict[str, Any], pred: Prediction | None, ks: 
     rec["em"] = exact_match(answers[0], golds) if answers else 0.0
     rec["f1"] = token_f1(answers[0], golds) if answers else 0.0
     if isinstance(q.get("evidence"), list) and q["evidence"]:
-        rec["evidence_recall@5"] = evidence_recall(pred.evidence if pred else [], q["evidence"], k=5)
+        # k: every text the method read when it says so (T-GRAG reads t per sub-question)
+        k = (pred.info.get("evidence_k") if pred is not None else None) or 5
+        rec["evidence_recall@5"] = evidence_recall(pred.evidence if pred else [], q["evidence"], k=k)
         rec["gold_evidence"] = q["evidence"]
 
 
@@ -426,18 +428,34 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
 register_method("dense", _dense_factory)
 
 
-def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
-                   protocol: str | None = None, max_tool_calls: int = 8, **_: Any) -> Method:
-    """TempTool: the no-LLM reasoner, or the agent graph when ``llm_url`` is given."""
+def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
+                   protocol: str | None = None, max_tool_calls: int = 8, deadline_s: float | None = None,
+                   **_: Any) -> Method:
+    """TempTool: the no-LLM reasoner, or the agent graph when an LLM is given (``llm_url`` or ``llm``).
+
+    A question with an invalid date raises :class:`~chronorag.errors.TimeParseError`; a
+    time outside the graph's span gives no answers and says why in ``info["note"]``.
+    With an LLM, every LLM failure (connection refused, HTTP 5xx, timeout, an empty
+    reply) raises :class:`~chronorag.errors.LLMError` naming the endpoint; a question
+    gets at most ``deadline_s`` seconds (default 300).
+    """
+    from chronorag.errors import TimeParseError
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
     from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.retrievers.event_index import EventIndex
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
 
-    if llm_url is None:
+    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
+    if chat is None:
+        if protocol not in (None, "planner"):
+            raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
         reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)))
 
         def method(q: dict[str, Any]) -> Prediction:
             res = reasoner.answer(q["question"])
+            if res.error and res.error.startswith("invalid date"):
+                raise TimeParseError(f"question {q['question']!r}: {res.error}")
             return Prediction(answers=res.answers, evidence=res.evidence,
                               info={"mode": "no-LLM reasoner", "calls": res.calls, "note": res.note,
                                     "plan": res.plan.describe() if res.plan else None},
@@ -445,20 +463,20 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
 
         return method
 
-    from chronorag.integrations.llm import LLMConfig
     from chronorag.workflows.temptool.graph import build_graph
 
-    cfg = LLMConfig(base_url=llm_url)
-    graph = build_graph(str(index_dir), llm=cfg, protocol=protocol, max_tool_calls=max_tool_calls)
+    graph = build_graph(str(index_dir), llm=chat, protocol=protocol, max_tool_calls=max_tool_calls,
+                        deadline_s=deadline_s or DEFAULT_DEADLINE_S)
 
     def agent_method(q: dict[str, Any]) -> Prediction:
         qid = str(q.get("quid", q.get("id", q["question"])))
-        with cfg.ledger.query(qid):
+        with query_scope(qid):
             out = graph.invoke({"question": q["question"]})
         return Prediction(answers=out.get("answers", []),
                           evidence=[str(m.content) for m in out.get("messages", []) if m.type == "tool"],
                           info={"mode": out.get("mode"), "tool_calls": out.get("tool_calls", 0),
-                                "tokens": cfg.ledger.summary(qid)},
+                                "stopped": out.get("stopped"), "note": out.get("note", ""),
+                                "tokens": chat.ledger.summary(qid), "fallbacks": fallbacks.counts(qid)},
                           trace=[{"name": c["name"], "args": c["args"]} for m in out.get("messages", [])
                                  if m.type == "ai" for c in (getattr(m, "tool_calls", None) or [])])
 
@@ -520,36 +538,49 @@ register_method("star-rag-uniform", _star_uniform_factory)
 register_method("star-rag-norule", _star_norule_factory)
 
 
-def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, vanilla: bool = False,
-                   **_: Any) -> Method:
-    """T-GRAG (or the vanilla dense baseline) over a T-GRAG index; answers extractive without an LLM."""
-    from chronorag.integrations.llm import LLMConfig
+def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
+                   vanilla: bool = False, **_: Any) -> Method:
+    """T-GRAG (or the vanilla dense baseline) over a T-GRAG index; answers extractive without an LLM.
+
+    With an LLM the decomposition is the LLM's (retried once, then the rules with a
+    recorded fallback); ``info["decomposition"]`` says which ran. ``evidence`` is every
+    source text the method read, and evidence recall counts all of them
+    (``info["evidence_k"]``), so dual and multi questions are not cut at 5.
+    """
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
     from chronorag.retrievers.tgrag import TGragRetriever, VanillaChunkRetriever, answer_tgrag
     from chronorag.retrievers.tgrag_index import TGragIndex
 
     index = TGragIndex.load(index_dir)
-    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     if vanilla:
         r = VanillaChunkRetriever(index)
 
         def vmethod(q: dict[str, Any]) -> Prediction:
             ids = r.retrieve_chunks(q["question"])
             texts = [index.kg.chunk_text[c] for c in ids]
-            if cfg is not None:
-                from chronorag.integrations.llm import chat
-
-                ans = chat(cfg, [{"role": "user", "content": "Answer from these texts only.\n\n" + "\n\n".join(texts)
-                                  + f"\n\nQuestion: {q['question']}"}])
-                return Prediction(answers=[ans.strip()], evidence=texts, info={"chunk_ids": ids})
-            return Prediction(answers=[], evidence=texts, info={"chunk_ids": ids, "mode": "retrieval only"})
+            info: dict[str, Any] = {"chunk_ids": ids, "evidence_k": len(texts)}
+            if chat is not None:
+                qid = str(q.get("quid", q.get("id", q["question"])))
+                with query_scope(qid):
+                    ans = chat.complete([{"role": "user", "content": "Answer from these texts only.\n\n"
+                                          + "\n\n".join(texts) + f"\n\nQuestion: {q['question']}"}])
+                return Prediction(answers=[ans.strip()], evidence=texts,
+                                  info={**info, "tokens": chat.ledger.summary(qid)})
+            return Prediction(answers=[], evidence=texts, info={**info, "mode": "retrieval only"})
 
         return vmethod
-    t = TGragRetriever(index)
+    t = TGragRetriever(index, llm=chat)
 
     def method(q: dict[str, Any]) -> Prediction:
-        out = answer_tgrag(t, q["question"], llm=cfg)
-        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"],
-                          info={"mode": out["mode"], "sub_answers": out["sub_answers"], "chunk_ids": out["chunk_ids"]})
+        qid = str(q.get("quid", q.get("id", q["question"])))
+        with query_scope(qid):
+            out = answer_tgrag(t, q["question"], llm=chat)
+        info = {"mode": out["mode"], "decomposition": out["decomposition"], "sub_answers": out["sub_answers"],
+                "chunk_ids": out["chunk_ids"], "evidence_k": len(out["evidence"])}
+        if chat is not None:
+            info.update(tokens=chat.ledger.summary(qid), fallbacks=fallbacks.counts(qid))
+        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"], info=info)
 
     return method
 

@@ -85,6 +85,9 @@ class TemporalQuestion:
         "was ... by X" wording: X is the subject.
     qtype : str
         One of :data:`QTYPES`.
+    invalid_times : list of str
+        Date-like mentions that are not valid dates (``"2014-13-45"``); a caller must
+        report them rather than answer over all time.
     """
 
     text: str
@@ -99,22 +102,46 @@ class TemporalQuestion:
     subject_cue: bool = False
     passive: bool = False
     qtype: str = "equal"
+    invalid_times: list[str] = field(default_factory=list)
 
 
-def find_time_mentions(text: str) -> list[TimeMention]:
-    """All dates, months and years written in ``text``, left to right."""
+# a year outside 1900-2099 counts only right after a time preposition ("in 1850")
+_OTHER_YEAR = re.compile(r"\b(?:in|on|during|before|after|since|until|by|between|from|and|year)\s+"
+                         r"(?:the\s+year\s+(?:of\s+)?)?((?:1\d|2[1-9])\d{2})\b(?!-)", re.I)
+
+
+def find_time_mentions(text: str, *, invalid: list[str] | None = None) -> list[TimeMention]:
+    """All dates, months and years written in ``text``, left to right.
+
+    Years 1900-2099 are recognised anywhere; other four-digit years only after a time
+    preposition ("in 1850"). A date-like mention that is not a valid date
+    ("2014-13-45") is appended to ``invalid`` when a list is given (never silently
+    dropped by :func:`parse_question`).
+    """
     out: list[TimeMention] = []
-    for m in _TIME_RE.finditer(text):
-        raw = m.group(0)
+    matches = [(m.start(), m.end(), m.group(0)) for m in _TIME_RE.finditer(text)]
+    taken = [(a, b) for a, b, _ in matches]
+    for m in _OTHER_YEAR.finditer(text):
+        a, b = m.start(1), m.end(1)
+        if not any(a < y and x < b for x, y in taken):
+            matches.append((a, b, m.group(1)))
+    for bad in re.finditer(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{4}-\d{1,2}\b", text):
+        if not any(x <= bad.start() and bad.end() <= y for x, y in taken):
+            matches.append((bad.start(), bad.end(), bad.group(0)))
+    for start0, end0, raw in sorted(matches):
         core = re.sub(r"^the\s+year\s+(?:of\s+)?", "", raw, flags=re.I)
+        if re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?", core):  # "2013-07-2" is 2013-07-02
+            core = "-".join([core[:4]] + [p.zfill(2) for p in core[5:].split("-")])
         try:
             tp = parse_time_mention(core)
         except TimeParseError:
+            if invalid is not None and re.search(r"\d", core):
+                invalid.append(raw)
             continue
-        pm = _PREP_RE.search(text[: m.start()])
+        pm = _PREP_RE.search(text[:start0])
         prep = pm.group(1).lower() if pm else ""
-        start = pm.start() if pm else m.start()
-        out.append(TimeMention(text=raw, point=tp, prep=prep, start=start, end=m.end()))
+        start = pm.start() if pm else start0
+        out.append(TimeMention(text=raw, point=tp, prep=prep, start=start, end=end0))
     return out
 
 
@@ -175,7 +202,7 @@ def parse_question(text: str) -> TemporalQuestion:
         s = s[: m.start()] + " " + (rest[cut.end():] if cut else "")
 
     # explicit times
-    times = find_time_mentions(s)
+    times = find_time_mentions(s, invalid=q.invalid_times)
     q.times = times
     if times and q.constraint == "none":
         preps = [t.prep for t in times]

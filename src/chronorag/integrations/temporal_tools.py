@@ -15,10 +15,30 @@ Free-text ``head``/``tail``/``rel`` are aligned to the KG vocabulary first
 relation alignment gets a prior for relations that actually connect the aligned
 entities, so "criticise" between two entities picks the relation they share.
 
-Every call returns a :class:`ToolResult`: a readable observation, the raw rows
-(``head, rel, tail, time``, sorted by time) and what was aligned. An empty result
-says "No results found" with the alignment so an agent can retry; bad arguments give
-an error observation, never an exception, from the LangChain tools.
+No match
+    An aligned name whose reranker score is below ``min_score`` (default
+    :data:`MIN_ALIGNMENT_SCORE` = 0.6 for entities and relations) is *not* used: the
+    call returns a "No match" observation listing the nearest names and their scores,
+    so the agent can rephrase instead of silently querying the wrong entity ("Zorglub
+    Inc" would otherwise become "Japan"). With the default lexical reranker a score is
+    ``cosine + 0.6 * token F1 + 0.4 * exact (+ qualifier and prior terms)``; a phrase
+    sharing no word with any name and only a weak embedding similarity stays below 0.6.
+
+Observations
+    Every call returns a :class:`ToolResult`: a readable observation, the raw rows
+    (``head, rel, tail, time``, *all* of them, sorted by time) and what was aligned.
+    The observation lists at most ``max_obs_rows`` rows (default 30), ordered by what
+    the call asks: latest first for ``type="before"`` (the events closest to the bound),
+    earliest first otherwise; the optional ``order`` argument (``"earliest"`` or
+    ``"latest"``) overrides it, so "who ... last" can ask for the latest events. The
+    observation says how many rows were left out and which end they came from.
+
+Errors
+    Bad arguments (an unparseable time, an unknown ``type``, a missing argument) are
+    errors: :meth:`TemporalKGTools.call` returns a :class:`ToolResult` with ``error``
+    set, and the LangChain tools raise ``ToolException`` with ``handle_tool_error``, so
+    the ``ToolMessage`` has ``status="error"`` and the message as content. Failures
+    that are not about the arguments (a broken index) propagate.
 """
 
 from __future__ import annotations
@@ -27,11 +47,11 @@ import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from chronorag.errors import ChronoRAGError
+from chronorag.errors import ChronoRAGError, IndexFormatError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
 from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.alignment import (
@@ -42,10 +62,27 @@ from chronorag.workflows.temptool.alignment import (
     relation_tokens,
 )
 
-__all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES"]
+__all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES", "MAX_OBS_ROWS",
+           "MIN_ALIGNMENT_SCORE", "ORDERS"]
 
 TOOL_NAMES = ("Get_time", "Get_head_entity", "Get_tail_entity")
+#: default number of rows an observation lists (the rest are counted, not shown)
 MAX_OBS_ROWS = 30
+#: reranker score below which an aligned name counts as "no match" (see the module docstring)
+MIN_ALIGNMENT_SCORE = 0.6
+ORDERS = ("earliest", "latest")
+
+
+class _ArgumentError(ValueError):
+    """A tool argument the caller must fix (reported to the agent, never hidden)."""
+
+
+class _NoMatch(Exception):
+    """A phrase that aligns to no name well enough."""
+
+    def __init__(self, role: str, al: Alignment) -> None:
+        super().__init__(role)
+        self.role, self.alignment = role, al
 
 
 @dataclass
@@ -71,12 +108,23 @@ class TemporalKGTools:
         Defaults: :class:`~chronorag.workflows.temptool.alignment.LexicalReranker`.
     top_n : int
         Embedding candidates before reranking (default 50).
+    max_obs_rows : int
+        Rows listed in an observation (default :data:`MAX_OBS_ROWS`); all rows are
+        still in :attr:`ToolResult.rows`.
+    min_score : float
+        Alignment score below which a phrase is a "no match" (default
+        :data:`MIN_ALIGNMENT_SCORE`; ``0`` or ``None`` disables the check).
     """
 
     def __init__(self, index: EventIndex, *, entity_reranker: Reranker | None = None,
-                 relation_reranker: Reranker | None = None, top_n: int = 50) -> None:
+                 relation_reranker: Reranker | None = None, top_n: int = 50,
+                 max_obs_rows: int = MAX_OBS_ROWS, min_score: float | None = MIN_ALIGNMENT_SCORE) -> None:
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
+        if not isinstance(max_obs_rows, int) or max_obs_rows < 1:
+            raise ValueError(f"max_obs_rows must be a positive integer, got {max_obs_rows!r}")
+        self.max_obs_rows = max_obs_rows
+        self.min_score = float(min_score) if min_score else None
         self.index = index
         self.store = index.store
         enc = index.encoder
@@ -86,9 +134,20 @@ class TemporalKGTools:
                                      index.name_vectors("relation"), enc, top_n=top_n,
                                      reranker=relation_reranker or LexicalReranker(
                                          tokenizer=relation_tokens, qualifier_weight=0.0))
+        self._check_dim()
         self._align_cache: dict[tuple[Any, ...], Alignment] = {}
         self._vec_cache: dict[str, np.ndarray] = {}
         self._allowed: np.ndarray | None = None
+
+    def _check_dim(self) -> None:
+        """Fail early when the query encoder does not match the stored name vectors."""
+        have = self.entities.vectors.shape[1]
+        dim = int(getattr(self.index.encoder, "dim", 0) or 0)
+        if dim and dim != have:
+            raise IndexFormatError(
+                f"index {self.index.path} stores {have}-dimensional name vectors but its query "
+                f"encoder gives {dim}: rebuild the index with this encoder (chronorag ingest) "
+                f"or use the encoder it was built with")
 
     @contextlib.contextmanager
     def restricted(self, event_ids: np.ndarray) -> Iterator[None]:
@@ -162,24 +221,58 @@ class TemporalKGTools:
         t = str(type).strip().lower().replace(" ", "")
         t = {"in": "in/on", "on": "in/on"}.get(t, t)
         if t not in FILTER_TYPES:
-            raise ValueError(f"type must be one of {FILTER_TYPES}, got {type!r}")
-        parse_time(begin_time)
-        parse_time(end_time)
+            raise _ArgumentError(f"type must be one of {FILTER_TYPES}, got {type!r}")
+        for name, v in (("begin_time", begin_time), ("end_time", end_time)):
+            if not isinstance(v, str):
+                raise _ArgumentError(f"{name} must be a string (YYYY[-MM[-DD]], '-inf' or 'inf'), got {v!r}")
+            try:
+                parse_time(v)
+            except ChronoRAGError as exc:
+                raise _ArgumentError(f"{name}={v!r} is not a time: {exc}") from exc
         return t
 
+    @staticmethod
+    def _check_text(**phrases: Any) -> None:
+        for name, v in phrases.items():
+            if not isinstance(v, str) or not v.strip():
+                raise _ArgumentError(f"{name} must be a non-empty string, got {v!r}")
+
+    @staticmethod
+    def _check_order(order: str | None, kind: str) -> str:
+        if order is None:
+            return "latest" if kind == "before" else "earliest"
+        o = str(order).strip().lower()
+        o = {"last": "latest", "first": "earliest", "desc": "latest", "asc": "earliest"}.get(o, o)
+        if o not in ORDERS:
+            raise _ArgumentError(f"order must be one of {ORDERS}, got {order!r}")
+        return o
+
+    def _usable(self, role: str, al: Alignment) -> Alignment:
+        if self.min_score is not None and al.score < self.min_score:
+            raise _NoMatch(role, al)
+        return al
+
     def _finish(self, tool: str, ids: np.ndarray, aligned: dict[str, str], t0: float,
-                call: str) -> ToolResult:
+                call: str, order: str) -> ToolResult:
         if self._allowed is not None:
             ids = ids[np.isin(ids, self._allowed)]
+        ids = ids[np.argsort(self.store.t_lo[ids], kind="stable")]  # rows by start time
         rows = self._rows(ids)
         al = ", ".join(f"{k}={v!r}" for k, v in aligned.items())
         if not rows:
             obs = f"No results found for {call} (aligned to {al})."
         else:
-            shown = rows[:MAX_OBS_ROWS]
+            ordered = rows[::-1] if order == "latest" else rows
+            shown = ordered[: self.max_obs_rows]
             lines = [f"({r['head']}, {r['rel']}, {r['tail']}, {r['time']})" for r in shown]
-            more = f"\n... {len(rows) - len(shown)} more" if len(rows) > len(shown) else ""
-            obs = f"{call} aligned to {al}: {len(rows)} result(s)\n" + "\n".join(lines) + more
+            left = len(rows) - len(shown)
+            more = ""
+            if left:
+                which = "earlier" if order == "latest" else "later"
+                more = (f"\n... {left} {which} row(s) left out; narrow the time window or ask "
+                        f"order={'earliest' if order == 'latest' else 'latest'!r} to see them")
+            obs = (f"{call} aligned to {al}: {len(rows)} result(s), {order} first\n"
+                   + "\n".join(lines) + more)
         return ToolResult(tool=tool, observation=obs, rows=rows, aligned=aligned,
                           latency_ms=(time.perf_counter() - t0) * 1000)
 
@@ -188,61 +281,115 @@ class TemporalKGTools:
         return ToolResult(tool=tool, observation=msg, error=str(exc),
                           latency_ms=(time.perf_counter() - t0) * 1000)
 
+    def _no_match(self, tool: str, nm: _NoMatch, call: str, t0: float) -> ToolResult:
+        al = nm.alignment
+        near = ", ".join(f"{n!r} ({sc:.2f})" for n, sc in al.candidates[:5])
+        kind = "relation" if nm.role == "rel" else "entity"
+        obs = (f"No match for {nm.role}={al.query!r} in {call}: no {kind} name is close enough "
+               f"(best score {al.score:.2f} < {self.min_score}). Nearest {kind} names: {near}. "
+               f"Use one of them or rephrase.")
+        return ToolResult(tool=tool, observation=obs, aligned={}, error=None,
+                          latency_ms=(time.perf_counter() - t0) * 1000)
+
     # ------------------------------------------------------------------ tools
-    def get_time(self, head: str, rel: str, tail: str) -> ToolResult:
+    def get_time(self, head: str, rel: str, tail: str, order: str | None = None) -> ToolResult:
         """When ``head`` did ``rel`` to ``tail`` (all matching events, by time)."""
         t0 = time.perf_counter()
+        call = f"Get_time(head={head!r}, rel={rel!r}, tail={tail!r})"
+        try:
+            self._check_text(head=head, rel=rel, tail=tail)
+            o = self._check_order(order, "in/on")
+        except _ArgumentError as exc:
+            return self._error("Get_time", exc, t0)
         try:
             self._prefetch((head, tail), rel)
-            h, t = self.align_entity(head), self.align_entity(tail)
-            r = self.align_relation(rel, head=h.index, tail=t.index)
-            ids = self.store.query(subject=h.name, relation=r.name, object=t.name)
-        except (ChronoRAGError, ValueError, TypeError) as exc:
-            return self._error("Get_time", exc, t0)
-        return self._finish("Get_time", ids, {"head": h.name, "rel": r.name, "tail": t.name}, t0,
-                            f"Get_time(head={head!r}, rel={rel!r}, tail={tail!r})")
+            h = self._usable("head", self.align_entity(head))
+            t = self._usable("tail", self.align_entity(tail))
+            r = self._usable("rel", self.align_relation(rel, head=h.index, tail=t.index))
+        except _NoMatch as nm:
+            return self._no_match("Get_time", nm, call, t0)
+        ids = self.store.query(subject=h.name, relation=r.name, object=t.name)
+        return self._finish("Get_time", ids, {"head": h.name, "rel": r.name, "tail": t.name}, t0, call, o)
 
     def get_head_entity(self, tail: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
-                        type: str = "in/on") -> ToolResult:  # noqa: A002
+                        type: str = "in/on", order: str | None = None) -> ToolResult:  # noqa: A002
         """Events ``(?, rel, tail)`` passing the temporal condition."""
-        return self._filtered("Get_head_entity", "tail", tail, rel, begin_time, end_time, type)
+        return self._filtered("Get_head_entity", "tail", tail, rel, begin_time, end_time, type, order)
 
     def get_tail_entity(self, head: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
-                        type: str = "in/on") -> ToolResult:  # noqa: A002
+                        type: str = "in/on", order: str | None = None) -> ToolResult:  # noqa: A002
         """Events ``(head, rel, ?)`` passing the temporal condition."""
-        return self._filtered("Get_tail_entity", "head", head, rel, begin_time, end_time, type)
+        return self._filtered("Get_tail_entity", "head", head, rel, begin_time, end_time, type, order)
 
     def _filtered(self, tool: str, role: str, known: str, rel: str, begin_time: str, end_time: str,
-                  type: str) -> ToolResult:  # noqa: A002
+                  type: str, order: str | None) -> ToolResult:  # noqa: A002
         """Shared body of the two entity tools; ``role`` is the known entity's side."""
         t0 = time.perf_counter()
-        try:
-            kind = self._check_filter(begin_time, end_time, type)
-            self._prefetch((known,), rel)
-            e = self.align_entity(known)
-            r = self.align_relation(rel, **{role: e.index})
-            side = {"subject": e.name} if role == "head" else {"object": e.name}
-            ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
-        except (ChronoRAGError, ValueError, TypeError) as exc:
-            return self._error(tool, exc, t0)
         call = (f"{tool}({role}={known!r}, rel={rel!r}, begin_time={begin_time!r}, "
                 f"end_time={end_time!r}, type={type!r})")
-        return self._finish(tool, ids, {role: e.name, "rel": r.name}, t0, call)
+        try:
+            self._check_text(**{role: known, "rel": rel})
+            kind = self._check_filter(begin_time, end_time, type)
+            o = self._check_order(order, kind)
+        except _ArgumentError as exc:
+            return self._error(tool, exc, t0)
+        try:
+            self._prefetch((known,), rel)
+            e = self._usable(role, self.align_entity(known))
+            r = self._usable("rel", self.align_relation(rel, **{role: e.index}))
+        except _NoMatch as nm:
+            return self._no_match(tool, nm, call, t0)
+        side = {"subject": e.name} if role == "head" else {"object": e.name}
+        ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
+        return self._finish(tool, ids, {role: e.name, "rel": r.name}, t0, call, o)
 
-    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        """Dispatch a tool call by name (as the agent does); unknown names give an error result."""
+    def call(self, name: str, args: Any) -> ToolResult:
+        """Dispatch a tool call by name (as the agent does).
+
+        ``args`` is a dict, or a JSON object given as a string (some models send that).
+        An unknown name, arguments that are not an object, or missing/unexpected
+        argument names give a result with ``error`` set (never an exception).
+        """
         fn = {"Get_time": self.get_time, "Get_head_entity": self.get_head_entity,
               "Get_tail_entity": self.get_tail_entity}.get(name)
         if fn is None:
-            return ToolResult(tool=name, observation=f"Error: unknown tool {name!r}; use one of {TOOL_NAMES}",
+            return ToolResult(tool=str(name), observation=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
                               error="unknown tool")
+        if isinstance(args, str):
+            args = _json_args(args)
         if not isinstance(args, dict):
-            return ToolResult(tool=name, observation=f"Error in {name}: arguments must be an object",
+            return ToolResult(tool=name, observation=f"Error in {name}: arguments must be a JSON object, got {args!r:.200}",
                               error="bad arguments")
         try:
             return fn(**args)
         except TypeError as exc:  # missing or unexpected argument names
-            return ToolResult(tool=name, observation=f"Error in {name}: {exc}", error=str(exc))
+            msg = str(exc).replace(f"{type(self).__name__}.", "").replace("get_", "Get_")
+            return ToolResult(tool=name, observation=f"Error in {name}: {msg}", error=msg)
+
+
+def _validation_message(exc: Exception) -> str:
+    """A short message for arguments that fail the tool's schema (sent back to the model)."""
+    errs = getattr(exc, "errors", None)
+    if callable(errs):
+        parts = [f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')} (got {e.get('input')!r:.80})"
+                 for e in errs()]
+        return "Error: invalid arguments: " + "; ".join(parts)
+    return f"Error: invalid arguments: {exc}"
+
+
+def _json_args(text: str) -> Any:
+    """Arguments sent as a JSON string (possibly encoded twice)."""
+    import json
+
+    v: Any = text
+    for _ in range(2):
+        if not isinstance(v, str):
+            break
+        try:
+            v = json.loads(v)
+        except (json.JSONDecodeError, RecursionError):
+            return text
+    return v
 
 
 def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
@@ -250,22 +397,31 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
 
     Each returns ``(observation, rows)`` with ``response_format="content_and_artifact"``,
     so the ``ToolMessage`` content is the readable observation and its artifact the rows.
+    ``type`` and ``order`` are ``Literal`` types (enums in the JSON schema the model
+    sees). A bad argument raises ``ToolException``; the tools set
+    ``handle_tool_error=True``, so the agent gets a ``ToolMessage`` with
+    ``status="error"`` and the message as its content.
     """
-    from langchain_core.tools import StructuredTool
+    from langchain_core.tools import StructuredTool, ToolException
     from pydantic import BaseModel, Field, create_model
 
-    ftype = Field("in/on", description="one of 'in/on', 'before', 'after', 'between'")
+    Kind = Literal["in/on", "before", "after", "between"]  # noqa: N806 - a type
+    Order = Literal["earliest", "latest"]  # noqa: N806 - a type
+    forder = Field(None, description="which rows the observation lists first when there are many: "
+                                     "'earliest' or 'latest' (default: latest for type 'before', else earliest)")
 
     class GetTimeArgs(BaseModel):
         head: str = Field(description="subject entity, as written in the question")
         rel: str = Field(description="relation phrase, as written in the question")
         tail: str = Field(description="object entity, as written in the question")
+        order: Order | None = forder
 
     window: dict[str, Any] = {
         "rel": (str, Field(description="relation phrase")),
         "begin_time": (str, Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")),
         "end_time": (str, Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")),
-        "type": (str, ftype),
+        "type": (Kind, Field("in/on", description="temporal condition")),
+        "order": (Order | None, forder),
     }
     GetHeadArgs = create_model(  # noqa: N806 - a class
         "GetHeadArgs", tail=(str, Field(description="the known object entity")), **window)
@@ -274,11 +430,16 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
 
     def wrap(name: str) -> tuple[Any, Any]:
         def run(**kwargs: Any) -> tuple[str, list[dict[str, str]]]:
+            kwargs = {k: v for k, v in kwargs.items() if not (k == "order" and v is None)}
             res = tools.call(name, kwargs)
+            if res.error is not None:
+                raise ToolException(res.observation)
             return res.observation, res.rows
 
         async def arun(**kwargs: Any) -> tuple[str, list[dict[str, str]]]:
-            return run(**kwargs)
+            import asyncio
+
+            return await asyncio.to_thread(run, **kwargs)
 
         return run, arun
 
@@ -293,5 +454,7 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
     for name, schema, desc in specs:
         run, arun = wrap(name)
         out.append(StructuredTool.from_function(func=run, coroutine=arun, name=name, description=desc,
-                                                args_schema=schema, response_format="content_and_artifact"))
+                                                args_schema=schema, response_format="content_and_artifact",
+                                                handle_tool_error=True,
+                                                handle_validation_error=_validation_message))
     return out

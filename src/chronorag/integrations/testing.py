@@ -10,7 +10,10 @@ Each chat request takes the next scripted reply. A reply is
 
 - a ``str``: an assistant message with that content;
 - a ``dict`` with ``"content"`` and/or ``"tool_calls"`` (a list of
-  ``{"name": ..., "arguments": {...}}``);
+  ``{"name": ..., "arguments": {...}}``; ``arguments`` given as a string is sent
+  verbatim, so a test can script malformed or double-encoded JSON);
+- a ``dict`` with ``"body"`` (and optionally ``"status"``, default 200): that JSON body
+  is sent verbatim, for malformed replies (``{"choices": []}``) and HTTP errors;
 - a callable ``(request_json) -> str | dict``, for replies that depend on the prompt.
 
 When the script is exhausted the server answers HTTP 500 with a message saying so
@@ -173,10 +176,14 @@ class ScriptedOpenAIServer:
         except (LookupError, TypeError) as exc:
             h._send(500, {"error": {"message": f"ScriptedOpenAIServer: {exc}"}})  # type: ignore[attr-defined]
             return
+        if "body" in reply:
+            h._send(int(reply.get("status", 200)), reply["body"])  # type: ignore[attr-defined]
+            return
         content = reply.get("content")
         calls = [
             {"id": f"call_{len(self.requests)}_{i}", "type": "function",
-             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+             "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
+                          else json.dumps(c.get("arguments", {}))}}
             for i, c in enumerate(reply.get("tool_calls", []))
         ]
         message: dict[str, Any] = {"role": "assistant", "content": content}

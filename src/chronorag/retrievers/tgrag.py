@@ -13,14 +13,23 @@ For each sub-question (one period, or all periods when the question has no time)
   neighbours of valid nodes they mention)``, ties broken by chunk cosine; the top-``t``
   (5) are kept.
 
-Graph context (knowledge units of valid nodes) is cut to a token budget (1,600 by
-default). Each sub-question keeps its top-``t`` source texts (the paper's setting);
+The generator reads Eq. 8's ``K_valid`` (those knowledge units), ``R_valid`` (the
+relations of the valid nodes) and ``D_valid`` (the source texts), within a token budget
+(1,600 by default; see ``budget_scope`` in :class:`TGragRetriever` for what it covers).
+Each sub-question keeps its top-``t`` source texts (the paper's setting);
 ``per_period_texts=False`` interleaves the periods best-first and keeps ``t`` in total,
 so T-GRAG reads exactly as many chunks as the vanilla baseline.
+
+Decomposition: with an LLM, the LLM's (Sec. 2.2; :func:`decompose_with_llm`, which
+retries an unusable reply once and then falls back to the rules, recording
+``"tgrag.decompose_rules"``); without one, :func:`decompose_rule_based`. Results say
+which one ran.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +39,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.errors import LLMError
 from chronorag.retrievers.tgrag_index import TGragIndex
 
 __all__ = [
@@ -41,6 +51,9 @@ __all__ = [
     "TGragPGRetriever",
     "VanillaChunkRetriever",
     "answer_tgrag",
+    "count_tokens",
+    "periods_from_filter",
+    "EXCLUDED_LLM_METADATA",
     "DECOMPOSE_PROMPT",
     "SUBANSWER_PROMPT",
     "SYNTHESIS_PROMPT",
@@ -101,35 +114,100 @@ write one line [all<SEP>the question unchanged].
 
 Question: {question}"""
 
+DECOMPOSE_RETRY = ("That reply had no line I could use. Reply again with only lines of the form "
+                   "[period<SEP>sub-question], one period per line, periods from: {periods}.")
+
+_ITEM = re.compile(r"\[\s*([^\[\]<|]+?)\s*(?:<SEP>|<sep>)\s*(.+?)\s*\]", re.S)
+
+
+def _periods_of(label: str, periods: list[str] | None) -> list[str] | None:
+    """Periods named by a label: ``"2019"``, a range ``"2021-2022"`` / ``"2021 to 2022"``,
+    a list ``"2017, 2019"``; ``[]`` when it names none of ``periods``; ``None`` for "all"."""
+    lab = label.strip().strip("\"'").strip()
+    if lab.lower() in ("all", "none", "any", "-", "all periods"):
+        return None
+    years: list[int] = []
+    for m in re.finditer(rf"\b({_YEAR})\s*(?:-|–|to|through|until)\s*({_YEAR})\b", lab):
+        a, b = int(m.group(1)), int(m.group(2))
+        if a <= b <= a + 20:
+            years.extend(range(a, b + 1))
+    years.extend(int(y) for y in re.findall(rf"\b({_YEAR})\b", lab))
+    if not years and periods is not None and lab in periods:  # a non-year period name
+        return [lab]
+    out = [str(y) for y in sorted(set(years))]
+    return [y for y in out if periods is None or y in periods]
+
 
 def parse_decomposition(text: str, periods: list[str] | None = None) -> list[SubQuestion]:
-    """Parse ``[period<SEP>sub-question]`` lines (also ``period: question`` and ``period | question``)."""
-    out: list[SubQuestion] = []
-    for line in text.splitlines():
+    """Parse an LLM decomposition into sub-questions.
+
+    Accepts the paper's format, several items on one line with quoted questions
+    (``[2017<SEP>"..."] [2023<SEP>"..."]``), one ``[period<SEP>question]`` per line, and
+    the looser ``period: question`` / ``period | question`` lines. A period may be a
+    range (``2021-2022`` gives one sub-question per year in it) or a list. Items whose
+    periods are all outside ``periods`` are dropped; ``all`` gives a sub-question over
+    every period. Reasoning blocks are ignored.
+    """
+    from chronorag.integrations.llm import strip_reasoning
+
+    if not isinstance(text, str):
+        raise TypeError(f"expected the LLM's reply text, got {type(text).__name__}")
+    body = strip_reasoning(text)
+    items: list[tuple[str, str]] = []
+    for line in body.splitlines():
+        found = [(m.group(1), m.group(2)) for m in _ITEM.finditer(line)]
+        if found:
+            items.extend(found)
+            continue
         line = line.strip().strip("-*• ").strip()
         m = re.match(r"^\[?\s*([^\]<|:]+?)\s*(?:<SEP>|<sep>|\||:)\s*(.+?)\]?$", line)
-        if not m:
-            continue
-        per, q = m.group(1).strip(), m.group(2).strip().rstrip("]").strip()
+        if m:
+            items.append((m.group(1), m.group(2)))
+    out: list[SubQuestion] = []
+    for label, q in items:
+        q = q.strip().rstrip("]").strip().strip("\"'“”").strip()
         if not q:
             continue
-        if per.lower() in ("all", "none", "any", "-"):
-            out.append(SubQuestion(None, q))
+        pers = _periods_of(label, periods)
+        if pers is None:
+            sub = SubQuestion(None, q)
+            if sub not in out:
+                out.append(sub)
             continue
-        y = re.search(_YEAR, per)
-        if y is None or (periods is not None and y.group(0) not in periods):
-            continue
-        out.append(SubQuestion(y.group(0), q))
+        for p in pers:
+            sub = SubQuestion(p, q)
+            if sub not in out:
+                out.append(sub)
     return out
 
 
-def decompose_with_llm(config: Any, question: str, periods: list[str]) -> list[SubQuestion]:
-    """LLM decomposition; falls back to :func:`decompose_rule_based` when the reply has no usable line."""
-    from chronorag.integrations.llm import chat
+def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[list[SubQuestion], str]:
+    """LLM decomposition (Sec. 2.2), retried once on an unusable reply.
 
-    reply = chat(config, [{"role": "user", "content": DECOMPOSE_PROMPT.format(periods=", ".join(periods), question=question)}])
-    subs = parse_decomposition(reply, periods)
-    return subs or decompose_rule_based(question, periods)
+    Returns
+    -------
+    (list of SubQuestion, str)
+        The sub-questions and which decomposition produced them: ``"llm"``, or
+        ``"rules (LLM fallback)"`` when the LLM's reply had no usable line twice (or
+        the call failed); that fallback is recorded as ``"tgrag.decompose_rules"``.
+    """
+    from chronorag.integrations.llm import record_fallback, resolve_llm
+
+    chat = resolve_llm(llm, required=True)
+    msgs = [{"role": "user", "content": DECOMPOSE_PROMPT.format(periods=", ".join(periods), question=question)}]
+    last = ""
+    try:
+        for attempt in range(2):
+            last = chat.complete(msgs)
+            subs = parse_decomposition(last, periods)
+            if subs:
+                return subs, "llm"
+            msgs = [*msgs, {"role": "assistant", "content": last[:2000]},
+                    {"role": "user", "content": DECOMPOSE_RETRY.format(periods=", ".join(periods))}]
+    except LLMError as exc:
+        last = f"call failed: {exc}"
+    record_fallback("tgrag.decompose_rules", f"{question[:100]!r}: {last[:200]!r}")
+    return decompose_rule_based(question, periods), "rules (LLM fallback)"
 
 
 @dataclass
@@ -139,6 +217,95 @@ class _PeriodResult:
     units: list[int]
     valid_nodes: list[int]
     info: dict[str, Any] = field(default_factory=dict)
+    chunk_cos: list[float] = field(default_factory=list)
+    chunk_score: list[float] = field(default_factory=list)
+    decomposition: str = "rules"
+
+
+#: metadata of returned nodes that is for programs, not for the LLM's prompt
+EXCLUDED_LLM_METADATA = ["chunk_id", "sub_question_period", "tgrag_score", "decomposition"]
+
+_current_filter: contextvars.ContextVar[Any] = contextvars.ContextVar("tgrag_time_filter", default=None)
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` with LlamaIndex's default tokenizer (tiktoken ``cl100k_base``);
+    about 4/3 tokens per word when that tokenizer is unavailable offline."""
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        try:
+            from llama_index.core.utils import get_tokenizer
+
+            tok = get_tokenizer()
+            tok("warm up")
+            _TOKENIZER = tok
+        except Exception:  # no tiktoken cache offline: a documented approximation
+            _TOKENIZER = lambda t: [0] * (len(t.split()) * 4 // 3 + 1)  # noqa: E731
+    return len(_TOKENIZER(text))
+
+
+_TOKENIZER: Any = None
+
+
+def _cut_to_tokens(text: str, budget: int) -> str:
+    """The longest prefix of ``text``, ending at a word, within ``budget`` tokens."""
+    if budget <= 0:
+        return ""
+    if count_tokens(text) <= budget:
+        return text
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    lo, hi = 0, len(ends)
+    while lo < hi:  # binary search on the number of words
+        mid = (lo + hi + 1) // 2
+        if count_tokens(text[: ends[mid - 1]]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[: ends[lo - 1]] if lo else ""
+
+
+def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | None:
+    """The periods a time filter allows (``None``: no filter).
+
+    ``time_filter`` is a period (``"2019"``), a list of periods, a range ``"2019-2021"``,
+    or LlamaIndex ``MetadataFilters`` on the ``period`` key (operators ``==``, ``!=``,
+    ``in``, ``nin``, ``>``, ``>=``, ``<``, ``<=``; ``AND``/``OR`` conditions).
+    """
+    if time_filter is None:
+        return None
+    if isinstance(time_filter, str):
+        got = _periods_of(time_filter, periods)
+        if got is None:
+            return None
+        if not got:
+            raise ValueError(f"time_filter {time_filter!r} names no indexed period; periods: {periods}")
+        return got
+    if isinstance(time_filter, (list, tuple, set)):
+        bad = [p for p in time_filter if str(p) not in periods]
+        if bad:
+            raise ValueError(f"time_filter names periods that are not indexed: {bad}; periods: {periods}")
+        return [p for p in periods if p in {str(x) for x in time_filter}]
+    from llama_index.core.vector_stores.types import MetadataFilters
+
+    if not isinstance(time_filter, MetadataFilters):
+        raise TypeError("time_filter must be a period, a list of periods or LlamaIndex MetadataFilters, "
+                        f"got {type(time_filter).__name__}")
+
+    def ok(p: str, f: Any) -> bool:
+        if isinstance(f, MetadataFilters):
+            res = [ok(p, g) for g in f.filters]
+            return all(res) if str(f.condition).lower().endswith("and") else any(res)
+        if f.key != "period":
+            raise ValueError(f"T-GRAG filters on the 'period' metadata key only, got {f.key!r}")
+        op, v = str(getattr(f.operator, "value", f.operator)), f.value
+        vals = [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+        table = {"==": p == vals[0], "!=": p != vals[0], "in": p in vals, "nin": p not in vals,
+                 ">": p > vals[0], ">=": p >= vals[0], "<": p < vals[0], "<=": p <= vals[0]}
+        if op not in table:
+            raise ValueError(f"unsupported operator {op!r} on 'period'")
+        return table[op]
+
+    return [p for p in periods if ok(p, time_filter)]
 
 
 class TGragRetriever(BaseRetriever):
@@ -148,44 +315,83 @@ class TGragRetriever(BaseRetriever):
     ----------
     index : TGragIndex
         A loaded T-GRAG index.
-    n_nodes, k_units, t_texts : int
-        ``n`` (30), ``k`` (15), ``t`` (5).
+    n_nodes, k_units : int
+        ``n`` (30) candidate nodes and ``k`` (15) knowledge units.
+    similarity_top_k : int
+        ``t`` (5): source texts per sub-question (or in total, see ``per_period_texts``).
+        ``t_texts`` is accepted as its older name.
     context_tokens : int
-        Budget for the graph context (knowledge units and relations), default 1,600.
-    decompose : {"rules", "llm", "none"}
-        Query decomposition; ``"llm"`` needs ``llm``.
-    llm : LLMConfig, optional
-        Endpoint for ``decompose="llm"``.
+        Token budget of the context (default 1,600, the paper's), counted with
+        :func:`count_tokens`.
+    budget_scope : {"graph", "all"}
+        What the budget covers. ``"all"`` (the paper's wording: "the total number of
+        retrieved context tokens is limited to 1600") fills it with the knowledge units
+        ``K_valid``, then the relations ``R_valid``, then the source texts ``D_valid``
+        (cut to fit). ``"graph"`` (default, a documented deviation) applies it to
+        ``K_valid`` + ``R_valid`` only and passes the ``t`` source texts whole: with the
+        paper's 1,000-token chunks and ``t=5`` the texts alone are ~5,000 tokens, so
+        ``"all"`` leaves at most one text; BENCHMARKS.md measures what that costs.
+    decompose : {"llm", "rules", "none"}, optional
+        Temporal query decomposition. Default: ``"llm"`` (Sec. 2.2, retried once, then
+        the rules with a recorded fallback) when an LLM is given, else ``"rules"``.
+    llm : object, optional
+        Any LLM :func:`~chronorag.integrations.llm.resolve_llm` accepts.
     per_period_texts : bool
-        Keep ``t`` source texts per sub-question (default, as in the paper) or, when
-        false, ``t`` in total interleaved across sub-questions.
+        Keep ``t`` source texts per sub-question (default, as in the paper) or ``t`` in
+        total, interleaved across sub-questions.
     node_scoring : {"max_unit", "node_vector"}
-        How ``R_node`` scores a node: by its best-matching knowledge unit (a
-        multi-vector node embedding; default) or by one vector of its name and first
-        units (``node_vecs``).
+        How ``R_node`` scores a node: by its best-matching knowledge unit (default) or by
+        one vector of its name and first units.
+    time_filter : optional
+        A default period filter (see :func:`periods_from_filter`); a per-query filter is
+        given to :meth:`retrieve` / :meth:`aretrieve` (``time_filter=``).
+
+    Notes
+    -----
+    Returned nodes are the source texts, best first; ``score`` is the cosine
+    similarity between the text and its sub-question (a similarity, not a rank; the
+    structural T-GRAG score that ranks them is ``metadata["tgrag_score"]``). Metadata
+    the LLM need not see is in ``excluded_llm_metadata_keys``.
     """
 
-    def __init__(self, index: TGragIndex, *, n_nodes: int = 30, k_units: int = 15, t_texts: int = 5,
-                 context_tokens: int = 1600, decompose: str = "rules", llm: Any = None,
-                 per_period_texts: bool = True, node_scoring: str = "max_unit", **kwargs: Any) -> None:
+    def __init__(self, index: TGragIndex, *, n_nodes: int = 30, k_units: int = 15, similarity_top_k: int = 5,
+                 t_texts: int | None = None, context_tokens: int = 1600, budget_scope: str = "graph",
+                 decompose: str | None = None, llm: Any = None, per_period_texts: bool = True,
+                 node_scoring: str = "max_unit", time_filter: Any = None, **kwargs: Any) -> None:
+        from chronorag.integrations.llm import resolve_llm
+
         if not isinstance(index, TGragIndex):
             raise TypeError(f"index must be a TGragIndex, got {type(index).__name__}")
-        for name, v in (("n_nodes", n_nodes), ("k_units", k_units), ("t_texts", t_texts), ("context_tokens", context_tokens)):
-            if v < 1:
-                raise ValueError(f"{name} must be >= 1, got {v}")
-        if decompose not in ("rules", "llm", "none"):
-            raise ValueError(f"decompose must be 'rules', 'llm' or 'none', got {decompose!r}")
-        if decompose == "llm" and not getattr(llm, "is_configured", False):
-            raise ValueError("decompose='llm' needs a configured LLMConfig")
+        if t_texts is not None:
+            similarity_top_k = t_texts
+        for name, v in (("n_nodes", n_nodes), ("k_units", k_units), ("similarity_top_k", similarity_top_k),
+                        ("context_tokens", context_tokens)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if decompose not in (None, "rules", "llm", "none"):
+            raise ValueError(f"decompose must be 'llm', 'rules' or 'none', got {decompose!r}")
+        if budget_scope not in ("graph", "all"):
+            raise ValueError(f"budget_scope must be 'graph' or 'all', got {budget_scope!r}")
+        self.llm = resolve_llm(llm, use_env=False)
+        if decompose == "llm" and self.llm is None:
+            raise LLMError("decompose='llm' needs an LLM: pass llm= (a LlamaIndex LLM, a LangChain chat "
+                           "model or a configured LLMConfig)")
         self._index = index
-        self.n_nodes, self.k_units, self.t_texts = n_nodes, k_units, t_texts
+        self.n_nodes, self.k_units = n_nodes, k_units
+        self.similarity_top_k = similarity_top_k
         self.context_tokens = context_tokens
-        self.decompose = decompose
-        self.llm = llm
+        self.budget_scope = budget_scope
+        self.decompose = decompose or ("llm" if self.llm is not None else "rules")
         self.per_period_texts = per_period_texts
         kg = index.kg
+        self.time_filter = time_filter
+        periods_from_filter(time_filter, kg.periods)  # validate now
         self._n2u = kg.units_of_node()
         self._nb = kg.neighbours()
+        self._edges_of: list[list[int]] = [[] for _ in kg.node_name]
+        for e, (a, b, _, _) in enumerate(kg.edges):
+            self._edges_of[a].append(e)
+            self._edges_of[b].append(e)
         # chunk -> nodes mentioned (through its knowledge units), and unit -> chunk
         self._unit_chunk = np.asarray(kg.unit_chunk, dtype=np.int64)
         chunk_nodes: list[set[int]] = [set() for _ in kg.chunk_text]
@@ -198,21 +404,34 @@ class TGragRetriever(BaseRetriever):
         ptr_u = np.asarray(kg.unit_node_ptr, dtype=np.int64)
         self._unit_node_flat = (np.repeat(np.arange(len(kg.unit_text)), np.diff(ptr_u)),
                                 np.asarray(kg.unit_node_idx, dtype=np.int64))
-        self._units_by_period: dict[str | None, np.ndarray] = {}
+        self._units_by_period: dict[tuple[str, ...] | None, np.ndarray] = {}
         super().__init__(**kwargs)
+
+    @property
+    def t_texts(self) -> int:
+        """Older name of :attr:`similarity_top_k`."""
+        return self.similarity_top_k
 
     def sub_questions(self, question: str) -> list[SubQuestion]:
         """Decompose ``question`` with the configured method."""
+        return self.decomposition(question)[0]
+
+    def decomposition(self, question: str) -> tuple[list[SubQuestion], str]:
+        """Sub-questions and which decomposition made them (``"llm"``, ``"rules"``,
+        ``"rules (LLM fallback)"`` or ``"none"``)."""
         periods = self._index.kg.periods
         if self.decompose == "none":
-            return [SubQuestion(None, question)]
+            return [SubQuestion(None, question)], "none"
         if self.decompose == "llm":
             return decompose_with_llm(self.llm, question, periods)
-        return decompose_rule_based(question, periods)
+        return decompose_rule_based(question, periods), "rules"
 
-    def _retrieve_one(self, sub: SubQuestion, qv: np.ndarray) -> _PeriodResult:
+    def _retrieve_one(self, sub: SubQuestion, qv: np.ndarray, allowed: list[str] | None) -> _PeriodResult:
         idx, kg = self._index, self._index.kg
-        periods = None if sub.period is None else [sub.period]
+        if sub.period is None:
+            periods = allowed
+        else:
+            periods = [sub.period]
         nodes = kg.nodes_in_periods(periods)                       # R_time
         if len(nodes) == 0:
             return _PeriodResult(sub, [], [], [], {"note": f"no nodes in period {sub.period}"})
@@ -230,6 +449,8 @@ class TGragRetriever(BaseRetriever):
         k = min(self.n_nodes, len(nodes))                          # R_node
         cand = nodes[np.argsort(-ns, kind="stable")[:k]]
         cu = np.unique(np.concatenate([units[ptr[n]: ptr[n + 1]] for n in cand]))
+        if cu.size == 0:
+            return _PeriodResult(sub, [], [], [], {"note": "candidate nodes hold no knowledge"})
         us = idx.unit_vecs[cu] @ qv                                # R_knowledge
         order_u = np.argsort(-us, kind="stable")[: self.k_units]
         top_u, top_cos = cu[order_u], us[order_u]
@@ -246,113 +467,243 @@ class TGragRetriever(BaseRetriever):
         scores = np.array([4.0 * unit_score.get(int(c), 0.0) + 0.1 * len(self._chunk_nodes[c] & vset)
                            + 0.05 * len(self._chunk_nodes[c] & nbrs) for c in chunks])
         order = np.lexsort((-ccos, -scores))
-        keep = order[: self.t_texts]
-        return _PeriodResult(sub, chunks[keep].tolist(), top_u.tolist(), valid, {"candidate_nodes": cand.tolist()})
+        keep = order[: self.similarity_top_k]
+        return _PeriodResult(sub, chunks[keep].tolist(), top_u.tolist(), valid,
+                             {"candidate_nodes": cand.tolist()}, chunk_cos=ccos[keep].tolist(),
+                             chunk_score=scores[keep].tolist())
 
     def _period_units(self, periods: list[str] | None) -> np.ndarray:
-        key = None if periods is None else periods[0]
+        key = None if periods is None else tuple(periods)
         if key not in self._units_by_period:
             per = np.asarray(self._index.kg.chunk_period)[self._unit_chunk]
             self._units_by_period[key] = (np.arange(len(per)) if periods is None
-                                          else np.flatnonzero(np.isin(per, periods)))
+                                          else np.flatnonzero(np.isin(per, list(periods))))
         return self._units_by_period[key]
 
-    def retrieve_chunks(self, question: str) -> tuple[list[int], list[_PeriodResult]]:
-        """Ranked chunk ids for a question and the per-sub-question results."""
+    def retrieve_chunks(self, question: str, *, time_filter: Any = None) -> tuple[list[int], list[_PeriodResult]]:
+        """Ranked chunk ids for a question and the per-sub-question results.
+
+        ``time_filter`` (or the retriever's default) keeps only the periods it allows:
+        sub-questions about other periods are dropped, and "all periods" means the
+        allowed ones.
+        """
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question must be a non-empty string, got {question!r}")
-        subs = self.sub_questions(question)
+        kg = self._index.kg
+        allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
+        subs, how = self.decomposition(question)
+        if allowed is not None:
+            subs = [s for s in subs if s.period is None or s.period in allowed]
+        if not subs:
+            return [], []
         enc = self._index.encoder
         vecs = enc.encode([s.question for s in subs])
-        results = [self._retrieve_one(s, v) for s, v in zip(subs, vecs)]
+        results = [self._retrieve_one(s, v, allowed) for s, v in zip(subs, vecs)]
+        for r in results:
+            r.decomposition = how
         if self.per_period_texts:
-            ranked = [c for r in results for c in r.chunk_ids]
+            ranked = list(dict.fromkeys(c for r in results for c in r.chunk_ids))
         else:  # interleave best-first across periods, t in total
             ranked, depth = [], 0
-            while len(ranked) < self.t_texts and any(depth < len(r.chunk_ids) for r in results):
+            while len(ranked) < self.similarity_top_k and any(depth < len(r.chunk_ids) for r in results):
                 for r in results:
                     if depth < len(r.chunk_ids) and r.chunk_ids[depth] not in ranked:
                         ranked.append(r.chunk_ids[depth])
                 depth += 1
-            ranked = ranked[: self.t_texts]
+            ranked = ranked[: self.similarity_top_k]
         return ranked, results
 
-    def graph_context(self, results: list[_PeriodResult]) -> str:
-        """Knowledge units and relations of the valid nodes, within the token budget."""
+    # -------------------------------------------------------------- context (Eq. 8)
+    def knowledge_lines(self, results: list[_PeriodResult]) -> list[str]:
+        """``K_valid``: the top-k knowledge units of each sub-question, with their period."""
         kg = self._index.kg
-        lines: list[str] = []
-        budget = self.context_tokens
-        for r in results:
-            for u in r.units:
-                line = f"[{kg.chunk_period[kg.unit_chunk[u]]}] {kg.unit_text[u]}"
-                cost = len(line.split()) * 4 // 3 + 1  # ~tokens
-                if cost > budget:
-                    return "\n".join(lines)
-                lines.append(line)
-                budget -= cost
-        return "\n".join(lines)
+        return [f"[{kg.chunk_period[kg.unit_chunk[u]]}] {kg.unit_text[u]}" for r in results for u in r.units]
 
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+    def relation_lines(self, results: list[_PeriodResult], *, limit: int = 30) -> list[str]:
+        """``R_valid``: relations of the valid nodes (both ends valid first, then by weight)."""
         kg = self._index.kg
-        ranked, results = self.retrieve_chunks(query_bundle.query_str)
-        period_of = {c: r.sub.period for r in results for c in r.chunk_ids}
-        out = []
-        for rank, c in enumerate(ranked):
-            node = TextNode(text=kg.chunk_text[c], id_=f"chunk-{c}",
-                            metadata={"period": kg.chunk_period[c], "chunk_id": c,
-                                      "sub_question_period": period_of.get(c)})
-            out.append(NodeWithScore(node=node, score=float(len(ranked) - rank)))
+        out: list[str] = []
+        for r in results:
+            vset = set(r.valid_nodes)
+            es = {e for n in r.valid_nodes for e in self._edges_of[n]}
+            ranked = sorted(es, key=lambda e: (-(kg.edges[e][0] in vset and kg.edges[e][1] in vset),
+                                               -kg.edges[e][3], e))
+            for e in ranked[:limit]:
+                a, b, desc, _ = kg.edges[e]
+                out.append(f"[{kg.node_period[a]}] {kg.node_name[a]} -- {desc} -- {kg.node_name[b]}")
         return out
 
+    def build_context(self, results: list[_PeriodResult]) -> dict[str, Any]:
+        """The generator's input (Eq. 8): ``K_valid``, ``R_valid`` and ``D_valid`` within the budget.
+
+        Returns
+        -------
+        dict
+            ``graph`` (the K and R lines kept), ``texts`` (source texts kept, the last
+            possibly cut), ``chunk_ids`` (of those texts), ``tokens`` (graph, texts) and
+            ``scope``.
+        """
+        kg = self._index.kg
+        budget = self.context_tokens
+        graph: list[str] = []
+        used_graph = 0
+        for line in self.knowledge_lines(results) + self.relation_lines(results):
+            cost = count_tokens(line) + 1
+            if used_graph + cost > budget:
+                break
+            graph.append(line)
+            used_graph += cost
+        texts, ids, used_texts = [], [], 0
+        room = budget - used_graph if self.budget_scope == "all" else None
+        for r in results:
+            for c in r.chunk_ids:
+                if c in ids:
+                    continue
+                t = kg.chunk_text[c]
+                if room is not None:
+                    t = _cut_to_tokens(t, room - used_texts)
+                    if not t:
+                        break
+                texts.append(t)
+                ids.append(c)
+                used_texts += count_tokens(t)
+        return {"graph": "\n".join(graph), "texts": texts, "chunk_ids": ids,
+                "tokens": {"graph": used_graph, "texts": used_texts}, "scope": self.budget_scope}
+
+    def graph_context(self, results: list[_PeriodResult]) -> str:
+        """``K_valid`` and ``R_valid`` lines within the token budget."""
+        return self.build_context(results)["graph"]
+
+    # -------------------------------------------------------------- LlamaIndex API
+    def retrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
+        """LlamaIndex ``retrieve`` with an optional per-query ``time_filter``."""
+        token = _current_filter.set(time_filter)
+        try:
+            return super().retrieve(str_or_query_bundle)
+        finally:
+            _current_filter.reset(token)
+
+    async def aretrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
+        """Async ``retrieve`` (runs in a worker thread, so ``gather`` is concurrent)."""
+        token = _current_filter.set(time_filter)
+        try:
+            return await super().aretrieve(str_or_query_bundle)
+        finally:
+            _current_filter.reset(token)
+
+    def _nodes(self, query_str: str) -> list[NodeWithScore]:
+        kg = self._index.kg
+        ranked, results = self.retrieve_chunks(query_str, time_filter=_current_filter.get())
+        info: dict[int, tuple[str | None, float, float, str]] = {}
+        for r in results:
+            for c, cos, sc in zip(r.chunk_ids, r.chunk_cos, r.chunk_score):
+                info.setdefault(c, (r.sub.period, cos, sc, r.decomposition))
+        out = []
+        for c in ranked:
+            per, cos, sc, how = info[c]
+            node = TextNode(text=kg.chunk_text[c], id_=f"chunk-{c}",
+                            metadata={"period": kg.chunk_period[c], "chunk_id": c, "sub_question_period": per,
+                                      "tgrag_score": round(float(sc), 6), "decomposition": how},
+                            excluded_llm_metadata_keys=list(EXCLUDED_LLM_METADATA),
+                            excluded_embed_metadata_keys=list(EXCLUDED_LLM_METADATA))
+            out.append(NodeWithScore(node=node, score=float(cos)))
+        return out
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._nodes(query_bundle.query_str)
+
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._retrieve(query_bundle)
+        return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
 class TGragPGRetriever(CustomPGRetriever):
-    """T-GRAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex`` (over the index's property graph).
+    """T-GRAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``.
 
-    ``init`` takes ``index_dir`` (a T-GRAG index); other keyword arguments go to
-    :class:`TGragRetriever`. Returns the source-text chunks as ``NodeWithScore``.
+    Contract: it retrieves from the **T-GRAG index at** ``index_dir`` (its vectors and
+    time-sliced KG), **not** from the ``graph_store`` it is attached to, which it never
+    reads: the T-GRAG layers need the knowledge-unit and chunk vectors, which a
+    property graph does not hold. Attach it to the graph exported from that index
+    (``TGragIndex.property_graph()``) so the two describe the same data.
+
+    ``init`` takes ``index_dir``; other keyword arguments go to :class:`TGragRetriever`.
+    Returns the source-text chunks as ``NodeWithScore`` (one retrieval event per query).
     """
+
+    reads_graph_store = False
 
     def init(self, index_dir: str | None = None, **kwargs: Any) -> None:
         if index_dir is None:
-            raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory)")
+            raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
+                             "it does not read the attached graph_store")
         self._tgrag = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
 
     def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return self._tgrag.retrieve(query_str)
+        return self._tgrag._nodes(query_str)  # not .retrieve(): the outer retriever already emits the event
 
-
-def Counter_like(values: np.ndarray) -> dict[int, int]:  # noqa: N802 - small helper
-    """Counts of values (a dict, for lookups in a loop)."""
-    u, c = np.unique(values, return_counts=True)
-    return dict(zip(u.tolist(), c.tolist()))
+    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
+        return await asyncio.to_thread(self._tgrag._nodes, query_str)
 
 
 class VanillaChunkRetriever(BaseRetriever):
-    """Vanilla dense RAG over the same chunks (same embedding model, top-``t``)."""
+    """Vanilla dense RAG over the same chunks (same embedding model, top-``similarity_top_k``).
 
-    def __init__(self, index: TGragIndex, *, t_texts: int = 5, **kwargs: Any) -> None:
-        if t_texts < 1:
-            raise ValueError(f"t_texts must be >= 1, got {t_texts}")
+    Scores are cosine similarities; ``time_filter`` (default or per query) restricts the
+    chunks to the allowed periods.
+    """
+
+    def __init__(self, index: TGragIndex, *, similarity_top_k: int = 5, t_texts: int | None = None,
+                 time_filter: Any = None, **kwargs: Any) -> None:
+        if t_texts is not None:
+            similarity_top_k = t_texts
+        if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
+            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
         self._index = index
-        self.t_texts = t_texts
+        self.similarity_top_k = similarity_top_k
+        self.time_filter = time_filter
+        periods_from_filter(time_filter, index.kg.periods)
         super().__init__(**kwargs)
 
-    def retrieve_chunks(self, question: str) -> list[int]:
+    @property
+    def t_texts(self) -> int:
+        """Older name of :attr:`similarity_top_k`."""
+        return self.similarity_top_k
+
+    def retrieve_scored(self, question: str, *, time_filter: Any = None) -> tuple[list[int], list[float]]:
+        """Top chunk ids and their cosine similarities."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question must be a non-empty string, got {question!r}")
+        kg = self._index.kg
+        allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
         qv = self._index.encoder.encode([question])[0]
         s = self._index.chunk_vecs @ qv
-        return np.argsort(-s, kind="stable")[: self.t_texts].tolist()
+        if allowed is not None:
+            s = np.where(np.isin(np.asarray(kg.chunk_period), allowed), s, -np.inf)
+        ids = [int(i) for i in np.argsort(-s, kind="stable")[: self.similarity_top_k] if np.isfinite(s[i])]
+        return ids, [float(s[i]) for i in ids]
+
+    def retrieve_chunks(self, question: str, *, time_filter: Any = None) -> list[int]:
+        """Top chunk ids."""
+        return self.retrieve_scored(question, time_filter=time_filter)[0]
+
+    def retrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
+        """LlamaIndex ``retrieve`` with an optional per-query ``time_filter``."""
+        token = _current_filter.set(time_filter)
+        try:
+            return super().retrieve(str_or_query_bundle)
+        finally:
+            _current_filter.reset(token)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         kg = self._index.kg
-        ids = self.retrieve_chunks(query_bundle.query_str)
+        ids, scores = self.retrieve_scored(query_bundle.query_str, time_filter=_current_filter.get())
         return [NodeWithScore(node=TextNode(text=kg.chunk_text[c], id_=f"chunk-{c}",
-                                            metadata={"period": kg.chunk_period[c], "chunk_id": c}),
-                              score=float(len(ids) - i)) for i, c in enumerate(ids)]
+                                            metadata={"period": kg.chunk_period[c], "chunk_id": c},
+                                            excluded_llm_metadata_keys=["chunk_id"],
+                                            excluded_embed_metadata_keys=["chunk_id"]),
+                              score=sc) for c, sc in zip(ids, scores)]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
 SUBANSWER_PROMPT = """Answer the question for {period} using only the material below.
@@ -374,34 +725,59 @@ Original question: {question}
 Write the final answer, combining the parts and keeping every number and period exact."""
 
 
-def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None) -> dict[str, Any]:
-    """Retrieve and answer. With ``llm``: per-sub-question answers, then a synthesis.
-    Without: the per-period evidence and the best-matching retrieved sentence per
-    sub-question (an *extractive* answer, labelled as such)."""
+def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
+                 time_filter: Any = None) -> dict[str, Any]:
+    """Retrieve and answer (Eq. 8).
+
+    With an LLM (``llm=``, else the retriever's, else LlamaIndex ``Settings.llm``; any
+    object :func:`~chronorag.integrations.llm.resolve_llm` accepts): one answer per
+    sub-question from ``K_valid`` + ``R_valid`` + ``D_valid`` within the token budget,
+    then a synthesis when there are several. Without one: the best-matching knowledge
+    unit per sub-question (an *extractive* answer, labelled as such in ``mode``).
+
+    Returns
+    -------
+    dict
+        ``answer``, ``mode``, ``decomposition`` (which one ran), ``sub_answers``,
+        ``evidence`` (every source text the answer was built from), ``chunk_ids``.
+
+    Raises
+    ------
+    LLMError
+        ``llm`` is of an unknown kind, or an LLM call failed.
+    """
+    from chronorag.integrations.llm import resolve_llm
+
+    chat = resolve_llm(llm, use_env=False) if llm is not None else (retriever.llm or resolve_llm(None, use_env=False))
     kg = retriever._index.kg
-    ranked, results = retriever.retrieve_chunks(question)
-    evidence = [kg.chunk_text[c] for c in ranked]
-    if llm is None or not getattr(llm, "is_configured", False):
+    ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)
+    how = results[0].decomposition if results else retriever.decompose
+    if chat is None:
         subs = []
         for r in results:
             best = kg.unit_text[r.units[0]] if r.units else ""
             subs.append({"period": r.sub.period, "question": r.sub.question, "answer": best})
         final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in subs if s["answer"])
         return {"answer": final, "mode": "extractive (no LLM): best retrieved sentence per sub-question",
-                "sub_answers": subs, "evidence": evidence, "chunk_ids": ranked}
-    from chronorag.integrations.llm import chat
-
-    subs = []
+                "decomposition": how, "sub_answers": subs,
+                "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
+    subs, evidence, used_ids = [], [], []
     for r in results:
-        texts = "\n\n".join(kg.chunk_text[c] for c in r.chunk_ids[: retriever.t_texts])
-        prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=retriever.graph_context([r]),
-                                         texts=texts, question=r.sub.question)
+        ctx = retriever.build_context([r])
+        for c, t in zip(ctx["chunk_ids"], ctx["texts"]):
+            if c not in used_ids:
+                used_ids.append(c)
+                evidence.append(t)
+        prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
+                                         texts="\n\n".join(ctx["texts"]), question=r.sub.question)
         subs.append({"period": r.sub.period, "question": r.sub.question,
-                     "answer": chat(llm, [{"role": "user", "content": prompt}]).strip()})
+                     "answer": chat.complete([{"role": "user", "content": prompt}]).strip()})
     if len(subs) == 1:
         final = subs[0]["answer"]
+    elif not subs:
+        final = ""
     else:
         pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer']}" for s in subs)
-        final = chat(llm, [{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}]).strip()
-    return {"answer": final, "mode": f"LLM ({llm.model})", "sub_answers": subs, "evidence": evidence,
-            "chunk_ids": ranked}
+        final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}]).strip()
+    return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
+            "evidence": evidence, "chunk_ids": used_ids}

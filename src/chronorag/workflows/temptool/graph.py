@@ -1,52 +1,97 @@
-"""TempTool-R1 agent as a LangGraph state machine: ``agent`` <-> ``tools`` until an answer.
+"""TempTool-R1 agent as a LangGraph state machine: ``setup`` -> ``agent`` <-> ``tools``.
 
-Three ways to drive the ``agent`` node, chosen by :func:`build_graph`:
+Three ways to drive the ``agent`` node (the ``protocol``):
 
-``native`` (LLM, default when an endpoint is set)
-    ``ChatOpenAI.bind_tools`` with the three LangChain tools; vLLM must run with a
-    tool-call parser (``scripts/serve_vllm.sh``).
+``native`` (LLM; default when an LLM is available)
+    The LLM's own tool calling (``bind_tools`` with the three LangChain tools); vLLM
+    must run with a tool-call parser (``scripts/serve_vllm.sh``).
 ``tagged`` (LLM)
     The paper's text protocol (``<think>``/``<tool_call>``/``<obs>``/``<response>``),
-    parsed by :mod:`chronorag.workflows.temptool.tagged_protocol`; observations go back as
-    ``<obs>`` user turns.
-``planner`` (no LLM; used when no endpoint is configured)
-    :class:`~chronorag.workflows.temptool.reasoner.TemporalReasoner` plans the
-    question and the graph issues *its* tool calls one turn at a time through the
-    same ``tools`` node, then answers with the reasoner's ranking.
+    parsed by :mod:`chronorag.workflows.temptool.tagged_protocol`.
+``planner`` (no LLM; used when none is configured)
+    :class:`~chronorag.workflows.temptool.reasoner.TemporalReasoner` plans the question
+    and the graph runs its program *one call at a time* through the ``tools`` node;
+    each next call is computed from the observations that came back, so the trace in
+    LangGraph Studio is what ran and ``max_tool_calls`` holds.
 
-The loop stops at a final answer or after ``max_tool_calls`` tool calls. The
-compiled ``graph`` at module level (no checkpointer, typed input/output) is what
-``langgraph.json`` exports for LangGraph Studio; it reads the index directory from
-``CHRONORAG_INDEX_DIR`` on first use.
+What the loop guarantees
+------------------------
+- Per-run state: every invocation is a new question, also on a checkpointed thread
+  (LangGraph Studio, a chat app): ``answers``, ``tool_calls``, ``stopped`` and
+  ``note`` are reset by ``setup`` and the LLM sees only this run's messages.
+- Input is ``{"question": ...}`` or ``{"messages": [...]}`` ending with the user's
+  question (a ``MessagesState`` parent graph can call it as a sub-graph).
+- A malformed tool call (arguments that are not JSON, arguments that are not an
+  object, an unknown tool, a bad argument value) is answered with an error
+  observation (``ToolMessage`` with ``status="error"``; ``<obs>`` in the tagged
+  protocol) so the model can correct itself. Tagged turns that put ``<tool_call>``
+  before ``<response>`` have their calls executed and the model is asked again.
+- At ``max_tool_calls`` the model gets one last turn without tools to answer from
+  what it has; if it still asks for tools the run stops with ``stopped =
+  "max_tool_calls"``, no answers, and a final message saying so. A run past its
+  deadline (``deadline_s``, default 300 s) stops the same way (``"deadline"``).
+- LLM failures (connection refused, HTTP errors, timeouts, empty replies) raise
+  :class:`~chronorag.errors.LLMError` with the endpoint and the cause.
+
+Settings come from :class:`~chronorag.workflows.temptool.state.AgentContext` (the
+graph's ``context_schema``, shown in LangGraph Studio) over the arguments of
+:func:`build_graph`. The compiled ``graph`` at module level is what ``langgraph.json``
+exports; it reads the index directory from the context or ``CHRONORAG_INDEX_DIR``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import time
 import uuid
 from functools import lru_cache
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
 
-from chronorag.integrations.llm import LLMConfig
-from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools
+from chronorag.errors import ChronoRAGError, LLMError
+from chronorag.integrations.llm import ChatLLM, record_fallback, resolve_llm, strip_reasoning
+from chronorag.integrations.temporal_tools import (
+    MAX_OBS_ROWS,
+    TOOL_NAMES,
+    TemporalKGTools,
+    ToolResult,
+    make_langchain_tools,
+)
 from chronorag.retrievers.event_index import EventIndex
-from chronorag.workflows.temptool.prompts import NATIVE_SYSTEM, TAGGED_SYSTEM
-from chronorag.workflows.temptool.reasoner import TemporalReasoner
-from chronorag.workflows.temptool.state import AgentInput, AgentOutput, AgentState
+from chronorag.workflows.temptool.prompts import (
+    LIMIT_NOTE,
+    NATIVE_SYSTEM,
+    TAGGED_FORMAT_ERROR,
+    TAGGED_LIMIT_NOTE,
+    TAGGED_SYSTEM,
+)
+from chronorag.workflows.temptool.reasoner import ReasonerResult, TemporalReasoner
+from chronorag.workflows.temptool.state import (
+    DEFAULT_DEADLINE_S,
+    AgentContext,
+    AgentInput,
+    AgentOutput,
+    AgentState,
+)
 from chronorag.workflows.temptool.tagged_protocol import format_obs, parse_turn, split_answers
 
-__all__ = ["build_graph", "graph", "PROTOCOLS"]
+__all__ = ["build_graph", "graph", "PROTOCOLS", "AgentContext"]
 
 PROTOCOLS = ("native", "tagged", "planner")
 
 
 @lru_cache(maxsize=4)
-def _toolkit(index_dir: str) -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
-    tools = TemporalKGTools(EventIndex.load(index_dir))
+def _event_index(index_dir: str) -> EventIndex:
+    return EventIndex.load(index_dir)
+
+
+@lru_cache(maxsize=8)
+def _toolkit(index_dir: str, max_obs_rows: int) -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
+    tools = TemporalKGTools(_event_index(index_dir), max_obs_rows=max_obs_rows)
     return tools, TemporalReasoner(tools), make_langchain_tools(tools)
 
 
@@ -54,8 +99,53 @@ def _call_id() -> str:
     return f"call_{uuid.uuid4().hex[:12]}"
 
 
-def _tagged_messages(question: str, history: list[BaseMessage]) -> list[BaseMessage]:
-    out: list[BaseMessage] = [SystemMessage(TAGGED_SYSTEM), HumanMessage(question)]
+def _tolerant(model: Any) -> Any:
+    """Let a ``ChatOpenAI`` read tool arguments sent as a JSON *string* (encoded twice).
+
+    Without this, such a reply fails inside LangChain with a pydantic error before the
+    agent sees it; with it, the arguments are decoded once more. Arguments that are not
+    JSON at all still arrive as ``invalid_tool_calls`` and get an error observation.
+    """
+    if type(model).__name__ not in ("ChatOpenAI", "AzureChatOpenAI") or not hasattr(model, "_create_chat_result"):
+        return model
+    orig = model._create_chat_result
+
+    def create(response: Any, generation_info: Any = None) -> Any:
+        d = response if isinstance(response, dict) else response.model_dump()
+        if not d.get("choices"):
+            raise LLMError(f"LLM returned no choices: {json.dumps(d)[:300]}")
+        for ch in d["choices"]:
+            for tc in (ch.get("message") or {}).get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                a = fn.get("arguments")
+                if isinstance(a, str):
+                    try:
+                        v = json.loads(a)
+                    except (json.JSONDecodeError, RecursionError):
+                        continue
+                    if isinstance(v, str):
+                        fn["arguments"] = v
+                        record_fallback("temptool.args_double_encoded", a[:200])
+        return orig(d, generation_info)
+
+    try:
+        object.__setattr__(model, "_create_chat_result", create)
+    except (AttributeError, TypeError):  # pragma: no cover - an unusual model class
+        pass
+    return model
+
+
+def _result_from_message(m: ToolMessage) -> ToolResult:
+    """Rebuild a :class:`ToolResult` from a tool message (for replaying the planner)."""
+    rows = m.artifact if isinstance(m.artifact, list) else []
+    aligned = {"rel": rows[0]["rel"]} if rows else {}
+    err = str(m.content) if getattr(m, "status", "success") == "error" else None
+    return ToolResult(tool=str(m.name), observation=str(m.content), rows=rows, aligned=aligned, error=err)
+
+
+def _tagged_messages(history: list[BaseMessage]) -> list[BaseMessage]:
+    """This run's messages in the tagged protocol: tool results become ``<obs>`` user turns."""
+    out: list[BaseMessage] = [SystemMessage(TAGGED_SYSTEM), HumanMessage(str(history[0].content))]
     obs: list[str] = []
     for m in history[1:]:
         if isinstance(m, ToolMessage):
@@ -66,131 +156,295 @@ def _tagged_messages(question: str, history: list[BaseMessage]) -> list[BaseMess
             obs = []
         if isinstance(m, AIMessage):
             out.append(AIMessage(content=str(m.content)))
+        elif isinstance(m, HumanMessage):
+            out.append(HumanMessage(str(m.content)))
     if obs:
         out.append(HumanMessage(format_obs("\n".join(obs))))
     return out
 
 
+def _invalid(raw: str, error: str, name: str | None = None) -> dict[str, Any]:
+    return {"type": "invalid_tool_call", "name": name, "args": raw, "id": _call_id(), "error": error}
+
+
 def build_graph(
     index_dir: str | None = None,
     *,
-    llm: LLMConfig | None = None,
+    llm: Any = None,
     protocol: str | None = None,
     max_tool_calls: int = 8,
+    max_obs_rows: int = MAX_OBS_ROWS,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    checkpointer: Any = None,
 ) -> Any:
     """Compile the TempTool agent graph.
 
     Parameters
     ----------
     index_dir : str, optional
-        Index directory (``chronorag ingest``); defaults to ``$CHRONORAG_INDEX_DIR``.
-    llm : LLMConfig, optional
-        Endpoint; defaults to the environment's. Without one the ``planner`` runs.
+        Index directory (``chronorag ingest``); the run context's ``index_dir`` or
+        ``$CHRONORAG_INDEX_DIR`` when not given.
+    llm : object, optional
+        Any LLM :func:`~chronorag.integrations.llm.resolve_llm` accepts (LlamaIndex LLM,
+        LangChain chat model, ``LLMConfig``); default: LlamaIndex ``Settings.llm`` or
+        the ``CHRONORAG_*`` environment, looked up per run. Without one the
+        ``planner`` runs.
     protocol : {"native", "tagged", "planner"}, optional
-        Defaults to ``"native"`` with an endpoint and ``"planner"`` without.
+        Defaults to ``"native"`` with an LLM (``"tagged"`` for a LlamaIndex LLM, which
+        has no LangChain tool binding) and ``"planner"`` without.
     max_tool_calls : int
-        Tool-call budget per question (the input may lower or raise it).
+        Tool calls per question (the input or the context may change it per run).
+    max_obs_rows : int
+        Rows listed per observation.
+    deadline_s : float
+        Wall-clock limit per question.
+    checkpointer : optional
+        A LangGraph checkpointer (``InMemorySaver()``, ...) for threads.
+
+    Raises
+    ------
+    ValueError
+        Bad protocol or limits.
+    LLMError
+        ``llm`` is an object of an unknown kind.
     """
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    if max_tool_calls < 1:
-        raise ValueError(f"max_tool_calls must be >= 1, got {max_tool_calls}")
+    for name, v in (("max_tool_calls", max_tool_calls), ("max_obs_rows", max_obs_rows)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if not deadline_s or deadline_s <= 0:
+        raise ValueError(f"deadline_s must be > 0, got {deadline_s!r}")
+    fixed_llm: ChatLLM | None = resolve_llm(llm) if llm is not None else None
 
-    def kit() -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
-        d = index_dir or os.environ.get("CHRONORAG_INDEX_DIR")
+    def ctx(runtime: Runtime[AgentContext] | None) -> AgentContext:
+        c = getattr(runtime, "context", None)
+        if isinstance(c, dict):
+            c = AgentContext(**c)
+        return c if isinstance(c, AgentContext) else AgentContext()
+
+    def kit(c: AgentContext) -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
+        d = c.index_dir or index_dir or os.environ.get("CHRONORAG_INDEX_DIR")
         if not d:
-            raise ValueError("no index directory: pass index_dir or set CHRONORAG_INDEX_DIR")
-        return _toolkit(str(d))
+            raise ValueError("no index directory: pass index_dir to build_graph, set it in the run "
+                             "context (context={'index_dir': ...}) or set CHRONORAG_INDEX_DIR")
+        rows = c.max_obs_rows or max_obs_rows
+        if not isinstance(rows, int) or rows < 1:
+            raise ValueError(f"max_obs_rows must be an integer >= 1, got {rows!r}")
+        return _toolkit(str(d), rows)
 
-    def mode_of() -> str:
-        cfg = llm or LLMConfig()
-        if protocol is not None:
-            if protocol != "planner" and not cfg.is_configured:
-                cfg.require()
-            return protocol
-        return "native" if cfg.is_configured else "planner"
+    def mode_and_llm(c: AgentContext) -> tuple[str, ChatLLM | None]:
+        p = c.protocol or protocol
+        if p is not None and p not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, got {p!r}")
+        if p == "planner":
+            return p, None
+        chat = fixed_llm or resolve_llm(None, required=p is not None)
+        if chat is None:
+            return "planner", None
+        if p is None:  # a LlamaIndex LLM has no LangChain tool binding here: use the text protocol
+            p = "tagged" if chat.kind == "llama_index" else "native"
+        if p == "native" and chat.kind == "llama_index":
+            raise ValueError("protocol 'native' needs a LangChain chat model or an LLMConfig; a LlamaIndex "
+                             "LLM runs the 'tagged' protocol")
+        return p, chat
 
-    def agent(state: AgentState) -> dict[str, Any]:
-        q = state.get("question", "")
-        if not isinstance(q, str) or not q.strip():
-            raise ValueError(f"question must be a non-empty string, got {q!r}")
-        budget = int(state.get("max_tool_calls") or max_tool_calls)
-        if budget < 1:
-            raise ValueError(f"max_tool_calls must be >= 1, got {budget}")
-        used = int(state.get("tool_calls") or 0)
-        messages = list(state.get("messages") or [])
+    # ------------------------------------------------------------------ setup
+    def setup(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        c = ctx(runtime)
+        msgs = list(state.get("messages") or [])
+        q = state.get("question")
         new: list[BaseMessage] = []
-        if not messages:
-            messages = new = [HumanMessage(q)]
-        mode = mode_of()
-        out = _agent_step(state, q, messages, used, budget, mode)
-        out["messages"] = new + out.get("messages", [])
-        out["mode"] = mode
+        if q is not None:
+            if not isinstance(q, str) or not q.strip():
+                raise ValueError(f"'question' must be a non-empty string, got {q!r}")
+            question, run_start = q.strip(), len(msgs)
+            new = [HumanMessage(question)]
+        else:
+            last = msgs[-1] if msgs else None
+            if last is None or getattr(last, "type", None) != "human" or not str(last.content).strip():
+                got = "no messages" if last is None else f"the last message is a {getattr(last, 'type', '?')!r} message"
+                raise ValueError("the TempTool agent needs input 'question' (a non-empty string) or "
+                                 f"'messages' ending with the user's question; got no 'question' and {got}")
+            question, run_start = str(last.content).strip(), len(msgs) - 1
+        budget = state.get("max_tool_calls") or c.max_tool_calls or max_tool_calls
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise ValueError(f"max_tool_calls must be an integer >= 1, got {budget!r}")
+        mode, _ = mode_and_llm(c)
+        # consume the per-run inputs so the next run on this thread starts clean
+        return {"question": None, "max_tool_calls": None, "messages": new, "current": question,
+                "run_start": run_start, "budget": budget, "tool_calls": 0, "answers": [], "stopped": None,
+                "note": "", "done": False, "started_at": time.time(), "mode": mode}
+
+    # ------------------------------------------------------------------ agent
+    def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        c = ctx(runtime)
+        mode, chat = mode_and_llm(c)
+        run_msgs = list(state.get("messages") or [])[int(state.get("run_start") or 0):]
+        used, budget = int(state.get("tool_calls") or 0), int(state.get("budget") or max_tool_calls)
+        deadline = c.deadline_s or deadline_s
+        remaining = deadline - (time.time() - float(state.get("started_at") or time.time()))
+        if remaining <= 0:
+            return _stop("deadline", f"Stopped: the {deadline:g} s deadline for this question passed "
+                                     "before an answer.")
+        if mode == "planner":
+            return _planner_step(c, state["current"], run_msgs, used, budget)
+        assert chat is not None
+        _, _, lc_tools = kit(c)
+        if mode == "native":
+            return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
+        return _tagged_step(chat, run_msgs, used, budget, remaining)
+
+    def _stop(reason: str, text: str) -> dict[str, Any]:
+        return {"answers": [], "stopped": reason, "note": text, "done": True,
+                "messages": [AIMessage(content=text)]}
+
+    def _final(answers: list[str], text: str, note: str = "") -> dict[str, Any]:
+        return {"answers": answers, "done": True, "note": note, "messages": [AIMessage(content=text)]}
+
+    def _planner_step(c: AgentContext, q: str, run_msgs: list[BaseMessage], used: int,
+                      budget: int) -> dict[str, Any]:
+        _, reasoner, _ = kit(c)
+        results = [_result_from_message(m) for m in run_msgs if isinstance(m, ToolMessage)]
+        gen = reasoner.program(q)
+        res: ReasonerResult | None = None
+        try:
+            nxt = next(gen)
+            for r in results:
+                nxt = gen.send(r)
+        except StopIteration as stop:
+            res = stop.value
+        if res is None:
+            if used >= budget:
+                return _stop("max_tool_calls", f"Stopped: the program needs more than max_tool_calls={budget} "
+                                               "tool calls; no answer.")
+            call = {"name": nxt["name"], "args": nxt["arguments"], "id": _call_id(), "type": "tool_call"}
+            return {"messages": [AIMessage(content="", tool_calls=[call])], "tool_calls": used + 1}
+        text = " | ".join(res.answers[:10]) if res.answers else (res.note or "No answer found.")
+        out = _final(list(res.answers), text, res.note)
+        if res.error:
+            out["stopped"] = "invalid_question"
         return out
 
-    def _agent_step(state: AgentState, q: str, messages: list[BaseMessage], used: int, budget: int,
-                    mode: str) -> dict[str, Any]:
-        if mode == "planner":
-            return _planner_step(state, q, used, budget)
-        cfg = llm or LLMConfig()
-        _, _, lc_tools = kit()
-        if used >= budget:  # budget spent: stop without an answer rather than loop
-            return {"answers": [], "messages": [AIMessage(content="Tool-call budget exhausted.")]}
-        if mode == "native":
-            model = cfg.langchain_chat().bind_tools(lc_tools)
-            reply = model.invoke([SystemMessage(NATIVE_SYSTEM), *messages])
-            calls = list(reply.tool_calls)[: budget - used]
-            if calls:
-                msg = AIMessage(content=reply.content, tool_calls=calls)
-                return {"messages": [msg], "tool_calls": used + len(calls)}
-            return {"messages": [reply], "answers": split_answers(str(reply.content))}
-        reply = cfg.langchain_chat().invoke(_tagged_messages(q, messages))
-        text = str(reply.content)
-        turn = parse_turn(text)
-        if turn.tool_calls and turn.response is None:
-            calls = [{"name": c["name"], "args": c["arguments"], "id": _call_id(), "type": "tool_call"}
-                     for c in turn.tool_calls][: budget - used]
-            return {"messages": [AIMessage(content=text, tool_calls=calls)], "tool_calls": used + len(calls)}
-        answers = split_answers(turn.response if turn.response is not None else text)
-        return {"messages": [AIMessage(content=text)], "answers": answers}
+    def _lc_model(chat: ChatLLM, remaining: float) -> Any:
+        if chat.kind == "config":
+            cfg = chat.backend
+            t = min(cfg.timeout, max(remaining, 1.0))
+            return _tolerant(cfg.langchain_chat(timeout=t, max_retries=cfg.max_retries if t >= cfg.timeout else 0))
+        return _tolerant(chat.langchain())
 
-    def _planner_step(state: AgentState, q: str, used: int, budget: int) -> dict[str, Any]:
-        pending = state.get("pending")
-        out: dict[str, Any] = {}
-        if pending is None:
-            _, reasoner, _ = kit()
-            res = reasoner.answer(q)
-            pending = [{"name": c["name"], "args": c["arguments"]} for c in res.calls]
-            out["final"] = res.answers
-            final = res.answers
-        else:
-            final = state.get("final") or []
-        if pending and used < budget:
-            nxt, rest = pending[0], pending[1:]
-            call = {"name": nxt["name"], "args": nxt["args"], "id": _call_id(), "type": "tool_call"}
-            msg = AIMessage(content="", tool_calls=[call])
-            return {**out, "pending": rest, "messages": [msg], "tool_calls": used + 1}
-        text = " | ".join(final[:10]) if final else "No answer found."
-        return {**out, "pending": [], "answers": list(final), "messages": [AIMessage(content=text)]}
+    def _invoke(model: Any, messages: list[BaseMessage], chat: ChatLLM) -> AIMessage:
+        try:
+            reply = model.invoke(messages)
+        except ChronoRAGError:
+            raise
+        except Exception as exc:  # openai/httpx raise many types; keep the cause
+            where = getattr(chat.backend, "base_url", None) or chat.name
+            raise LLMError(f"LLM call to {where} failed in the TempTool agent: "
+                           f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(reply, AIMessage):
+            raise LLMError(f"LLM returned {type(reply).__name__}, expected an AIMessage")
+        return reply
+
+    def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage], used: int,
+                     budget: int, remaining: float) -> dict[str, Any]:
+        model = _lc_model(chat, remaining)
+        if used >= budget:
+            reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
+            text = strip_reasoning(str(reply.content or ""))
+            answers = split_answers(text) if not (reply.tool_calls or reply.invalid_tool_calls) else []
+            if not answers:
+                return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
+            return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+        reply = _invoke(model.bind_tools(lc_tools), [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
+        calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
+        if calls or invalid:
+            room = budget - used
+            calls = calls[:room]
+            invalid = invalid[: max(0, room - len(calls))]
+            msg = AIMessage(content=reply.content, tool_calls=calls, invalid_tool_calls=invalid,
+                            id=reply.id, response_metadata=reply.response_metadata)
+            return {"messages": [msg], "tool_calls": used + len(calls) + len(invalid)}
+        text = strip_reasoning(str(reply.content or ""))
+        return {**_final(split_answers(text), text), "messages": [reply]}
+
+    def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: int,
+                     remaining: float) -> dict[str, Any]:
+        model = _lc_model(chat, remaining)
+        prompt = _tagged_messages(run_msgs)
+        if used >= budget:
+            prompt.append(HumanMessage(TAGGED_LIMIT_NOTE))
+        text = str(_invoke(model, prompt, chat).content or "")
+        turn = parse_turn(text)
+        wants_tools = bool(turn.tool_calls or turn.errors) and turn.calls_before_response
+        if used >= budget:
+            answers = split_answers(turn.response) if turn.response is not None and not wants_tools else []
+            if not answers:
+                return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
+            return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+        if wants_tools:
+            room = budget - used
+            calls = [{"name": c["name"], "args": c["arguments"], "id": _call_id(), "type": "tool_call"}
+                     for c in turn.tool_calls][:room]
+            invalid = [_invalid(e, e) for e in turn.errors][: max(0, room - len(calls))]
+            msg = AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid)
+            return {"messages": [msg], "tool_calls": used + len(calls) + len(invalid)}
+        if turn.response is None and "<tool_call>" in text:
+            msg = AIMessage(content=text, invalid_tool_calls=[_invalid(text[-200:], TAGGED_FORMAT_ERROR)])
+            return {"messages": [msg], "tool_calls": used + 1}
+        body = turn.response if turn.response is not None else strip_reasoning(text)
+        return _final(split_answers(body), text)
+
+    # ------------------------------------------------------------------ tools
+    def tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        _, _, lc_tools = kit(ctx(runtime))
+        by_name = {t.name: t for t in lc_tools}
+        last = state["messages"][-1]
+        out: list[ToolMessage] = []
+        for tc in getattr(last, "tool_calls", None) or []:
+            name, args = tc.get("name"), tc.get("args")
+            tool = by_name.get(name)
+            if tool is None:
+                out.append(ToolMessage(content=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
+                                       tool_call_id=tc["id"], name=str(name), status="error"))
+                continue
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except (json.JSONDecodeError, RecursionError):
+                    pass
+            if not isinstance(args, dict):
+                out.append(ToolMessage(content=f"Error in {name}: arguments must be a JSON object, got {args!r:.200}",
+                                       tool_call_id=tc["id"], name=name, status="error"))
+                continue
+            out.append(tool.invoke({**tc, "args": args, "type": "tool_call"}))
+        for ic in getattr(last, "invalid_tool_calls", None) or []:
+            err = str(ic.get("error") or "unreadable tool call").split("\nFor troubleshooting")[0]
+            out.append(ToolMessage(
+                content=f"Error: this tool call could not be read: {err.strip()}. Send one JSON object "
+                        f'like {{"name": "Get_time", "arguments": {{"head": "...", "rel": "...", "tail": "..."}}}}.',
+                tool_call_id=ic.get("id") or _call_id(), name=str(ic.get("name") or "invalid_tool_call"),
+                status="error"))
+        return {"messages": out}
 
     def route(state: AgentState) -> Literal["tools", "__end__"]:
+        if state.get("done"):
+            return "__end__"
         msgs = state.get("messages") or []
         last = msgs[-1] if msgs else None
-        if isinstance(last, AIMessage) and last.tool_calls and "answers" not in state:
+        if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
             return "tools"
         return "__end__"
 
-    def tools_node(state: AgentState) -> dict[str, Any]:
-        _, _, lc_tools = kit()
-        return ToolNode(lc_tools).invoke(state)
-
-    g = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+    g = StateGraph(AgentState, context_schema=AgentContext, input_schema=AgentInput, output_schema=AgentOutput)
+    g.add_node("setup", setup)
     g.add_node("agent", agent)
     g.add_node("tools", tools_node)
-    g.add_edge(START, "agent")
+    g.add_edge(START, "setup")
+    g.add_edge("setup", "agent")
     g.add_conditional_edges("agent", route, {"tools": "tools", "__end__": END})
     g.add_edge("tools", "agent")
-    return g.compile()
+    return g.compile(checkpointer=checkpointer)
 
 
 graph = build_graph()

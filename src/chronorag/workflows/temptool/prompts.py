@@ -14,7 +14,9 @@ Argument rules:
    - no time condition: begin_time="-inf", end_time="inf", type="in/on".
 3. When the condition is another event ("before Germany ..."), first call Get_time for that event,
    then use its date in the next call. Never filter by a date you have not obtained yet.
-4. "first" means the earliest matching event, "last" the latest."""
+4. "first" means the earliest matching event, "last" the latest. An observation lists a limited number
+   of rows; the optional argument order="latest" or order="earliest" chooses which end it shows.
+5. A "No match" observation means a name is not in the graph: use one of the nearest names it lists."""
 
 NATIVE_SYSTEM = (
     "You answer questions about events in time by calling tools, one step at a time.\n\n"
@@ -37,4 +39,16 @@ Several calls may go in one <tool_call> block, one JSON object per line. Results
 <obs>...</obs>. When you know the answer, write
 <think>your reasoning</think>
 <response>answer 1 | answer 2</response>"""
+)
+
+LIMIT_NOTE = (
+    "The tool-call limit for this question is reached. Do not call tools again: answer now from "
+    "the observations above, or say that they are not enough."
+)
+
+TAGGED_LIMIT_NOTE = LIMIT_NOTE + " Write the answer as <response>...</response>."
+
+TAGGED_FORMAT_ERROR = (
+    "Your turn had neither a readable <tool_call> nor a <response>. Call a tool with one JSON object "
+    "per line inside <tool_call>...</tool_call>, or answer inside <response>...</response>."
 )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from collections.abc import Generator
 from typing import Any
 
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
@@ -76,6 +77,7 @@ class ReasonerResult:
     evidence: list[str] = field(default_factory=list)
     note: str = ""
     latency_ms: float = 0.0
+    error: str | None = None
 
 
 def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
@@ -206,8 +208,9 @@ class TemporalReasoner:
         return plan
 
     # --------------------------------------------------------------- execute
-    def _call(self, calls: list[dict[str, Any]], plan: ToolPlan, name: str, **args: Any) -> ToolResult:
-        res = self.tools.call(name, args)
+    def _call(self, calls: list[dict[str, Any]], plan: ToolPlan, name: str,
+              **args: Any) -> Generator[dict[str, Any], ToolResult, ToolResult]:
+        res = yield {"name": name, "arguments": args}
         if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
             plan.relation = res.aligned["rel"]
@@ -216,29 +219,38 @@ class TemporalReasoner:
         return res
 
     def _directional(self, calls: list[dict[str, Any]], plan: ToolPlan, role: str,
-                     **window: str) -> tuple[ToolResult, str]:
+                     **window: str) -> Generator[dict[str, Any], ToolResult, tuple[ToolResult, str]]:
         if role == "tail":
-            return self._call(calls, plan, "Get_head_entity", tail=plan.known, rel=plan.relation, **window), "head"
-        return self._call(calls, plan, "Get_tail_entity", head=plan.known, rel=plan.relation, **window), "tail"
+            res = yield from self._call(calls, plan, "Get_head_entity", tail=plan.known, rel=plan.relation, **window)
+            return res, "head"
+        res = yield from self._call(calls, plan, "Get_tail_entity", head=plan.known, rel=plan.relation, **window)
+        return res, "tail"
 
-    def _anchor_time(self, calls: list[dict[str, Any]], plan: ToolPlan, role: str) -> str | None:
+    def _anchor_time(self, calls: list[dict[str, Any]], plan: ToolPlan,
+                     role: str) -> Generator[dict[str, Any], ToolResult, str | None]:
         if role == "tail":  # answers are heads, like the anchor
-            res = self._call(calls, plan, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
+            res = yield from self._call(calls, plan, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
         else:
-            res = self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
+            res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
         if not res.rows:
             return None
         return min((r["time"].split("/")[0] for r in res.rows), key=lambda t: parse_time(t).lo)
 
-    def execute(self, plan: ToolPlan) -> ReasonerResult:
-        """Run a plan with the tools and rank the answers."""
+    def steps(self, plan: ToolPlan) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
+        """The plan as a step-by-step program.
+
+        A generator: it yields each tool call (``{"name", "arguments"}``), must be sent
+        that call's :class:`ToolResult`, and returns the :class:`ReasonerResult`. This
+        is how the LangGraph agent runs the program one call at a time through its tool
+        node; :meth:`execute` drives it with the tools directly.
+        """
         calls: list[dict[str, Any]] = []
         q = plan.question
         if plan.target == "time":
-            res = self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
+            res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
             note = ""
             if not res.rows:
-                res = self._call(calls, plan, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
+                res = yield from self._call(calls, plan, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
                 note = "reversed direction"
             gran = Granularity.DAY if q.granularity is None else q.granularity
             times = sorted({r["time"].split("/")[0] for r in res.rows}, key=lambda t: parse_time(t).lo)
@@ -256,7 +268,7 @@ class TemporalReasoner:
         for attempt, role in enumerate((plan.known_role, "tail" if plan.known_role == "head" else "head")):
             window = {"begin_time": plan.begin_time, "end_time": plan.end_time, "type": plan.type}
             if plan.anchor is not None:
-                t = self._anchor_time(calls, plan, role)
+                t = yield from self._anchor_time(calls, plan, role)
                 if t is None:
                     continue
                 if q.constraint == "before":
@@ -269,7 +281,7 @@ class TemporalReasoner:
                     g = min(same, tp.granularity)
                     tt = minutes_to_iso(tp.lo, g)
                     window = {"begin_time": tt, "end_time": tt, "type": "in/on"}
-            res, answer_role = self._directional(calls, plan, role, **window)
+            res, answer_role = yield from self._directional(calls, plan, role, **window)
             answers = self._rank(res.rows, answer_role, plan.order, exclude={plan.known, plan.anchor})
             if answers:
                 if attempt:
@@ -277,6 +289,63 @@ class TemporalReasoner:
                 return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note,
                                       evidence=[res.observation])
         return ReasonerResult(answers=[], plan=plan, calls=calls, note="no events matched")
+
+    def _drive(self, gen: Generator[dict[str, Any], ToolResult, ReasonerResult]) -> ReasonerResult:
+        try:
+            call = next(gen)
+            while True:
+                call = gen.send(self.tools.call(call["name"], call["arguments"]))
+        except StopIteration as stop:
+            return stop.value
+
+    def execute(self, plan: ToolPlan) -> ReasonerResult:
+        """Run a plan with the tools and rank the answers."""
+        return self._drive(self.steps(plan))
+
+    def _time_problem(self, q: TemporalQuestion) -> str | None:
+        """Why the question's times cannot be answered from this graph (``None``: they can)."""
+        if q.invalid_times:
+            return (f"invalid date(s) in the question: {', '.join(repr(t) for t in q.invalid_times)}; "
+                    f"write dates as YYYY, YYYY-MM or YYYY-MM-DD")
+        s = self.tools.store
+        if len(s) == 0 or not q.times:
+            return None
+        lo, hi = int(s.t_lo.min()), int(s.t_hi.max())
+        span = f"{minutes_to_iso(lo, Granularity.DAY)} .. {minutes_to_iso(hi - 1, Granularity.DAY)}"
+        for t in q.times:
+            p = t.point
+            outside = {"before": p.lo <= lo, "after": p.hi >= hi}.get(q.constraint, p.hi <= lo or p.lo >= hi)
+            if outside:
+                return (f"the question's time {t.text!r} ({q.constraint}) is outside the graph's time span "
+                        f"{span}: no event can match")
+        return None
+
+    def program(self, question: str) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
+        """Parse, check the question's dates, plan, then :meth:`steps` (a generator; see there).
+
+        A question with an invalid date, or a time outside the graph's span, returns
+        at once with no answers, ``error`` set and the reason in ``note``.
+        """
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError(f"question must be a non-empty string, got {question!r}")
+        t0 = time.perf_counter()
+        q = parse_question(question)
+        problem = self._time_problem(q)
+        if problem is not None:
+            return ReasonerResult(answers=[], plan=None, note=problem, error=problem,
+                                  latency_ms=(time.perf_counter() - t0) * 1000)
+        plan = self.plan(q)
+        if plan is None:
+            return ReasonerResult(answers=[], plan=None, note="no program: question form not understood",
+                                  latency_ms=(time.perf_counter() - t0) * 1000)
+        res = yield from self.steps(plan)
+        res.latency_ms = (time.perf_counter() - t0) * 1000
+        return res
+
+    def answer(self, question: str) -> ReasonerResult:
+        """Parse, plan, execute; never raises on a question it cannot handle (empty answers,
+        with the reason in ``note``; ``error`` is set for invalid or out-of-range dates)."""
+        return self._drive(self.program(question))
 
     @staticmethod
     def _rank(rows: list[dict[str, str]], answer_role: str, order: str,
@@ -294,20 +363,6 @@ class TemporalReasoner:
         if order == "last":
             return sorted(stats, key=lambda n: (-stats[n][1], -stats[n][2], n))
         return sorted(stats, key=lambda n: (-stats[n][2], stats[n][0], n))
-
-    def answer(self, question: str) -> ReasonerResult:
-        """Parse, plan, execute; never raises on a question it cannot handle (empty answers)."""
-        if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
-        t0 = time.perf_counter()
-        q = parse_question(question)
-        plan = self.plan(q)
-        if plan is None:
-            return ReasonerResult(answers=[], plan=None, note="no program: question form not understood",
-                                  latency_ms=(time.perf_counter() - t0) * 1000)
-        res = self.execute(plan)
-        res.latency_ms = (time.perf_counter() - t0) * 1000
-        return res
 
 
 _QWORDS = {"who", "whom", "which", "what", "when", "in", "on", "before", "after", "with", "to",

@@ -40,22 +40,43 @@ class ParsedTurn:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     response: str | None = None
     errors: list[str] = field(default_factory=list)
+    #: a ``<tool_call>`` block comes before the ``<response>`` (or there is no response):
+    #: the agent runs the calls and asks again, since the response was written unseen
+    calls_before_response: bool = False
+
+
+#: deepest nesting parse_turn reads; deeper JSON is reported as an error, never parsed
+MAX_DEPTH = 32
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "{[(":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "}])":
+            depth = max(0, depth - 1)
+    return False
 
 
 def _load_obj(text: str) -> Any:
     t = text.strip()
+    if _too_deep(t):
+        return None
     try:
         return json.loads(t)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         pass
     fixed = re.sub(r",\s*([}\]])", r"\1", t)
     try:
         return json.loads(fixed)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         pass
     try:
         return ast.literal_eval(fixed)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
 
@@ -96,10 +117,12 @@ def _normalise_call(obj: Any) -> dict[str, Any] | str:
     args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
     if isinstance(args, str):
         args = _load_obj(args)
+        if isinstance(args, str):  # encoded twice
+            args = _load_obj(args)
     if not isinstance(name, str) or not name:
         return f"tool call has no name: {obj!r}"
     if not isinstance(args, dict):
-        return f"tool call {name!r} has unreadable arguments: {obj!r}"
+        return f"tool call {name!r} has arguments that are not a JSON object: {obj!r:.200}"
     return {"name": name, "arguments": args}
 
 
@@ -108,6 +131,9 @@ def parse_turn(text: str) -> ParsedTurn:
     if not isinstance(text, str):
         raise TypeError(f"expected the model's text, got {type(text).__name__}")
     turn = ParsedTurn()
+    rm = _RESPONSE.search(text)
+    cm = _BLOCK.search(text)
+    turn.calls_before_response = cm is not None and (rm is None or cm.start() < rm.start())
     m = _THINK.search(text)
     if m:
         turn.think = m.group(1).strip()
@@ -116,7 +142,14 @@ def parse_turn(text: str) -> ParsedTurn:
         if not objs and block.strip():
             turn.errors.append(f"no JSON object in <tool_call> block: {block.strip()[:80]!r}")
         for raw in objs:
-            call = _normalise_call(_load_obj(raw))
+            if _too_deep(raw):
+                turn.errors.append(f"tool call nested deeper than {MAX_DEPTH} levels: {raw[:80]!r}")
+                continue
+            obj = _load_obj(raw)
+            if obj is None:
+                turn.errors.append(f"tool call is not valid JSON: {raw.strip()[:160]!r}")
+                continue
+            call = _normalise_call(obj)
             if isinstance(call, str):
                 turn.errors.append(call)
             else:
