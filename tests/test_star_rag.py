@@ -294,7 +294,7 @@ def test_edge_direction_counts_by_hand():
     rg = build_rule_graph(s, config=RuleGraphConfig(min_support=0.5, window_days=5, k_type=1))
     crit = rg.nodes_of_events([0])[0][0]
     thr = rg.nodes_of_events([1])[0][0]
-    e = np.flatnonzero(((rg.edge_u == min(crit, thr)) & (rg.edge_v == max(crit, thr))))
+    e = np.flatnonzero((rg.edge_u == min(crit, thr)) & (rg.edge_v == max(crit, thr)))
     if len(e):  # the pair's labels differ in subject and object type when Hamming > 1: no edge
         k = e[0]
         first_is_u = rg.edge_u[k] == crit

@@ -239,8 +239,9 @@ def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index
 
 
 def test_llm_objects_are_accepted_and_unknown_ones_rejected(tgrag_index):
-    from chronorag.errors import LLMError
     from llama_index.llms.openai_like import OpenAILike
+
+    from chronorag.errors import LLMError
 
     idx = TGragIndex.load(tgrag_index.path)
     script = ["[2022<SEP>How many cars did Audi deliver in 2022?]", "<think>It says 1,614,231.</think>1,614,231 cars"]

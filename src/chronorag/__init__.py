@@ -63,6 +63,13 @@ _EXPORTS: dict[str, str] = {
     "load_source_kg": "chronorag.integrations.records",
     "KGIRAGContext": "chronorag.workflows.kg_irag.state",
     "build_kg_irag_graph": "chronorag.workflows.kg_irag.graph:build_graph",
+    # TempTool-R1 and T-GRAG helpers
+    "AgentContext": "chronorag.workflows.temptool.state",
+    "TemporalReasoner": "chronorag.workflows.temptool.reasoner",
+    "LLMReranker": "chronorag.workflows.temptool.alignment",
+    "VanillaChunkRetriever": "chronorag.retrievers.tgrag",
+    "answer_tgrag": "chronorag.retrievers.tgrag",
+    "evidence_recall": "chronorag.metrics",
     # other graphs
     "build_dense_qa_graph": "chronorag.workflows.dense_qa.graph:build_graph",
     "build_temptool_graph": "chronorag.workflows.temptool.graph:build_graph",
@@ -150,17 +157,26 @@ if TYPE_CHECKING:  # static type checkers see the real symbols
     from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools  # noqa: F401
     from chronorag.integrations.testing import ScriptedOpenAIServer  # noqa: F401
     from chronorag.integrations.topg_property_graph import export_topg_to_property_graph  # noqa: F401
+    from chronorag.metrics import evidence_recall  # noqa: F401
     from chronorag.retrievers.base import TimeFilter  # noqa: F401
     from chronorag.retrievers.dense import DenseEventRetriever  # noqa: F401
     from chronorag.retrievers.event_index import EventIndex, build_event_index  # noqa: F401
     from chronorag.retrievers.star_rag import StarRAGPGRetriever, StarRAGRetriever  # noqa: F401
-    from chronorag.retrievers.tgrag import TGragPGRetriever, TGragRetriever  # noqa: F401
+    from chronorag.retrievers.tgrag import (  # noqa: F401  # noqa: F401
+        TGragPGRetriever,
+        TGragRetriever,
+        VanillaChunkRetriever,
+        answer_tgrag,
+    )
     from chronorag.retrievers.tgrag_index import build_tgrag_index  # noqa: F401
     from chronorag.retrievers.topg import ToPGRetriever  # noqa: F401
     from chronorag.workflows.dense_qa.graph import build_graph as build_dense_qa_graph  # noqa: F401
     from chronorag.workflows.kg_irag.graph import build_graph as build_kg_irag_graph  # noqa: F401
     from chronorag.workflows.kg_irag.state import KGIRAGContext  # noqa: F401
+    from chronorag.workflows.temptool.alignment import LLMReranker  # noqa: F401
     from chronorag.workflows.temptool.graph import build_graph as build_temptool_graph  # noqa: F401
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner  # noqa: F401
+    from chronorag.workflows.temptool.state import AgentContext  # noqa: F401
     from chronorag.workflows.topg import (  # noqa: F401
         ToPGContext,
         ToPGSettings,

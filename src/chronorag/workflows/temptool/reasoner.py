@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from typing import Any
 
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
