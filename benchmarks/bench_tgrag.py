@@ -104,7 +104,7 @@ def bench_nodevec(index_dir: str) -> dict:
     out = {}
     for mode in ("max_unit", "node_vector"):
         r = TGragRetriever(idx, per_period_texts=False, node_scoring=mode)
-        out[mode] = _recall_by_type(idx, qs, lambda q: [idx.kg.chunk_text[c] for c in r.retrieve_chunks(q)[0]])
+        out[mode] = _recall_by_type(idx, qs, lambda q, r=r: [idx.kg.chunk_text[c] for c in r.retrieve_chunks(q)[0]])
     return out
 
 
@@ -131,7 +131,7 @@ def bench_budget(index_dir: str) -> dict:
         r = TGragRetriever(idx, budget_scope=scope)
         tok_g, tok_t = [], []
 
-        def texts(q: str) -> list[str]:
+        def texts(q: str, r: TGragRetriever = r, tok_g: list = tok_g, tok_t: list = tok_t) -> list[str]:
             _, res = r.retrieve_chunks(q)
             ctx = r.build_context(res)
             tok_g.append(ctx["tokens"]["graph"])

@@ -197,7 +197,7 @@ def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[lis
     msgs = [{"role": "user", "content": DECOMPOSE_PROMPT.format(periods=", ".join(periods), question=question)}]
     last = ""
     try:
-        for attempt in range(2):
+        for _attempt in range(2):
             last = chat.complete(msgs)
             subs = parse_decomposition(last, periods)
             if subs:
