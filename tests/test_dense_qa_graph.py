@@ -46,6 +46,21 @@ def test_second_question_on_a_thread_gets_its_own_answer(sample_index):
     assert sum(m.type == "ai" for m in g.get_state(cfg).values["messages"]) == 2
 
 
+def test_messages_after_a_question_on_one_thread(sample_index):
+    """A checkpointed thread keeps the first run's 'question'; a later chat message must win."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    g = build_graph(str(sample_index.path), llm=LLMConfig(base_url=None), checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "mixed"}}
+    first = g.invoke({"question": "Who did Xi Jinping host a visit from?"}, cfg)
+    second = g.invoke({"messages": [HumanMessage("Who did Barack Obama criticize?")]}, cfg)
+    assert second["evidence"] != first["evidence"]
+    assert any("Obama" in e for e in second["evidence"])
+    third = g.invoke({"question": "Who did Xi Jinping host a visit from?"}, cfg)
+    assert third["evidence"] == first["evidence"]  # a plain question after a chat turn still works
+
+
 def test_messages_input_and_context_index(sample_index):
     from langchain_core.messages import HumanMessage
 

@@ -7,8 +7,9 @@ or ``$CHRONORAG_INDEX_DIR``. ``answer`` asks the LLM for ranked answers (any LLM
 ``stream_mode="messages"``), or, with no LLM, ranks the retrieved events' entities and
 dates with :func:`chronorag.graphs.candidates.rank_candidates` and says so in ``mode``.
 
-Input is ``{"question": ...}`` or ``{"messages": [...]}`` (the last human message is the
-question), so the graph drops into a ``MessagesState`` parent graph. Each run starts
+Input is ``{"question": ...}`` or ``{"messages": [...]}`` (a human message added since the
+last run is the question; see :func:`chronorag.workflows.common.run_question`), so the graph
+drops into a ``MessagesState`` parent graph. Each run starts
 from its own question: on a checkpointed thread a second question gets its own answer.
 """
 
@@ -28,10 +29,11 @@ from chronorag.graphs.candidates import rank_candidates
 from chronorag.integrations.llm import record_fallback, resolve_llm, strip_reasoning
 from chronorag.retrievers.dense import DenseEventRetriever
 from chronorag.retrievers.event_index import EventIndex
+from chronorag.workflows.common import run_question
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState
 
-__all__ = ["build_graph", "graph", "parse_ranked_lines", "question_of"]
+__all__ = ["build_graph", "graph", "parse_ranked_lines"]
 
 
 @lru_cache(maxsize=4)
@@ -50,28 +52,6 @@ def parse_ranked_lines(text: str) -> list[str]:
         if s and s not in out:
             out.append(s)
     return out
-
-
-def question_of(state: dict[str, Any]) -> str:
-    """The run's question: ``state["question"]``, else the last human message's text.
-
-    Raises
-    ------
-    ValueError
-        Neither is present or the question is blank; the message names the keys expected.
-    """
-    q = state.get("question")
-    if q is None:
-        for m in reversed(state.get("messages") or []):
-            if isinstance(m, HumanMessage) or getattr(m, "type", None) == "human":
-                q = m.content if isinstance(m.content, str) else str(m.content)
-                break
-    if q is None:
-        raise ValueError("input needs a 'question' string or 'messages' ending in a human message; "
-                         f"got keys {sorted(state)}")
-    if not isinstance(q, str) or not q.strip():
-        raise ValueError(f"question must be a non-empty string, got {q!r}")
-    return q
 
 
 def build_graph(
@@ -112,7 +92,7 @@ def build_graph(
 
     def retrieve(state: QAState, runtime: Runtime[QAContext]) -> dict[str, Any]:
         ctx = _ctx(runtime)
-        q = question_of(state)
+        q = run_question(state, method="dense QA")
         k = int(ctx.get("similarity_top_k") or similarity_top_k)
         if k < 1:
             raise ValueError(f"similarity_top_k must be >= 1, got {k}")
@@ -126,11 +106,13 @@ def build_graph(
         events = store.events(state["event_ids"])
         evidence = [e.verbalize() for e in events]
         q = state["question"]
+        seen = len(state.get("messages") or []) + 1  # this run's messages and its answer
         if chat_llm is None:
             answers = rank_candidates(events, q)
             return {"answers": answers, "evidence": evidence,
                     "mode": "no-LLM reader (entities and dates of the retrieved events)",
-                    "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")]}
+                    "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")],
+                    "seen_messages": seen}
         listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
         model = chat_llm.langchain()
         reply = model.invoke([SystemMessage(ANSWER_SYSTEM),
@@ -141,7 +123,7 @@ def build_graph(
             record_fallback("dense_qa.empty_answer", text[:200])
             raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
         return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
-                "messages": [AIMessage(content="\n".join(answers[:10]))]}
+                "messages": [AIMessage(content="\n".join(answers[:10]))], "seen_messages": seen}
 
     g = StateGraph(QAState, context_schema=QAContext, input_schema=QAInput, output_schema=QAOutput)
     g.add_node("retrieve", retrieve)

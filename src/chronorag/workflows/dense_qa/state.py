@@ -41,3 +41,4 @@ class QAState(QAInput, QAOutput, total=False):
 
     event_ids: list[int]
     info: dict[str, Any]
+    seen_messages: int

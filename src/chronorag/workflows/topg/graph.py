@@ -36,6 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from chronorag.integrations.llm import ChatLLM, LLMConfig, fallbacks, query_scope, resolve_llm
+from chronorag.workflows.common import run_question
 from chronorag.workflows.topg import search as S
 from chronorag.workflows.topg.index import TopgIndex, load_topg_index
 from chronorag.workflows.topg.state import ToPGContext, ToPGInput, ToPGOutput, ToPGState
@@ -50,28 +51,6 @@ def _llm_for_url(url: str) -> ChatLLM:
     chat = resolve_llm(LLMConfig(base_url=url))
     assert chat is not None
     return chat
-
-
-def _is_human(m: Any) -> bool:
-    return getattr(m, "type", None) == "human" or (isinstance(m, dict) and m.get("role") in ("user", "human"))
-
-
-def _content(m: Any) -> Any:
-    return m.content if hasattr(m, "content") else m.get("content")
-
-
-def _question(state: dict[str, Any]) -> str:
-    """The question of this run: a human message added since the last run, else ``question``."""
-    msgs = list(state.get("messages") or [])
-    seen = int(state.get("seen_messages") or 0)
-    for m in reversed(msgs[seen:]):
-        if _is_human(m) and isinstance(_content(m), str) and _content(m).strip():
-            return _content(m).strip()
-    q = state.get("question")
-    if isinstance(q, str) and q.strip():
-        return q.strip()
-    raise ValueError("ToPG input needs a non-empty 'question' string or 'messages' with a human message; "
-                     f"got keys {sorted(k for k, v in state.items() if v)}")
 
 
 def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None, llm: Any = None,
@@ -125,7 +104,7 @@ def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None
         return query_scope(state.get("info", {}).get("run_id") or "topg")
 
     def start(state: ToPGState) -> dict[str, Any]:
-        q = _question(state)
+        q = run_question(state, method="ToPG")
         from chronorag.integrations.llm import _current_query
 
         rid = _current_query.get() or f"topg-{uuid.uuid4().hex[:12]}"
