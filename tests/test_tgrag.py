@@ -303,6 +303,11 @@ def test_retriever_conventions(tgrag_index):
 
     a, b = asyncio.run(both())
     assert {n.node.metadata["period"] for n in a} == {"2019"} and {n.node.metadata["period"] for n in b} == {"2022"}
+    vanilla = VanillaChunkRetriever(idx, similarity_top_k=3)
+    late = asyncio.run(vanilla.aretrieve(q, time_filter="2022"))  # per-query filter on the async path too
+    assert late and {n.node.metadata["period"] for n in late} == {"2022"}
+    with pytest.raises(ValueError, match="not indexed"):
+        asyncio.run(vanilla.aretrieve(q, time_filter=["1999"]))
 
     class Count(BaseEventHandler):
         n: int = 0

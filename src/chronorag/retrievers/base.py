@@ -119,34 +119,38 @@ def as_time_filter(value: Any) -> TimeFilter | None:
 
 @dataclass
 class TemporalQueryBundle(QueryBundle):
-    """A ``QueryBundle`` that carries a per-query :class:`TimeFilter`."""
+    """A ``QueryBundle`` that carries a per-query time filter (already normalised by the retriever)."""
 
-    time_filter: TimeFilter | None = None
+    time_filter: Any = None
 
 
 class TemporalRetriever(BaseRetriever):
     """Base of chronorag's retrievers: per-query time filters and thread-backed async.
 
     Subclasses implement ``_retrieve(query_bundle)`` and read the effective filter with
-    :meth:`time_filter_for`.
+    :meth:`time_filter_for`. A retriever whose filters speak another vocabulary (T-GRAG's
+    periods) overrides :meth:`normalize_time_filter`; everything else is shared.
     """
 
     def __init__(self, *, time_filter: Any = None, **kwargs: Any) -> None:
-        self.time_filter = as_time_filter(time_filter)
+        self.time_filter = self.normalize_time_filter(time_filter)
         super().__init__(**kwargs)
 
-    def time_filter_for(self, query_bundle: QueryBundle) -> TimeFilter | None:
+    def normalize_time_filter(self, value: Any) -> Any:
+        """Validate and normalise a time filter (default: :func:`as_time_filter`)."""
+        return as_time_filter(value)
+
+    def time_filter_for(self, query_bundle: QueryBundle) -> Any:
         """The per-query filter when the query carries one, else the retriever's own."""
         qf = getattr(query_bundle, "time_filter", None)
         return qf if qf is not None else self.time_filter
 
-    @staticmethod
-    def _bundle(query: str | QueryBundle, time_filter: Any) -> QueryBundle:
-        tf = as_time_filter(time_filter)
+    def _bundle(self, query: str | QueryBundle, time_filter: Any) -> QueryBundle:
+        tf = self.normalize_time_filter(time_filter)
         if isinstance(query, str):
             if not query.strip():
                 raise ValueError("query must be a non-empty string")
-            return TemporalQueryBundle(query_str=query, time_filter=tf) if tf else QueryBundle(query)
+            return TemporalQueryBundle(query_str=query, time_filter=tf) if tf is not None else QueryBundle(query)
         if not isinstance(query, QueryBundle):
             raise TypeError(f"query must be a str or QueryBundle, got {type(query).__name__}")
         if tf is None:

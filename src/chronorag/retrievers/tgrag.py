@@ -29,17 +29,16 @@ which one ran.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from chronorag.errors import LLMError
+from chronorag.retrievers.base import TemporalRetriever
 from chronorag.retrievers.tgrag_index import TGragIndex
 
 __all__ = [
@@ -225,7 +224,6 @@ class _PeriodResult:
 #: metadata of returned nodes that is for programs, not for the LLM's prompt
 EXCLUDED_LLM_METADATA = ["chunk_id", "sub_question_period", "tgrag_score", "decomposition"]
 
-_current_filter: contextvars.ContextVar[Any] = contextvars.ContextVar("tgrag_time_filter", default=None)
 
 
 def count_tokens(text: str) -> int:
@@ -308,7 +306,7 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
     return [p for p in periods if ok(p, time_filter)]
 
 
-class TGragRetriever(BaseRetriever):
+class TGragRetriever(TemporalRetriever):
     """The three-layer interactive retriever with the source-text extractor (a LlamaIndex retriever).
 
     Parameters
@@ -384,8 +382,6 @@ class TGragRetriever(BaseRetriever):
         self.decompose = decompose or ("llm" if self.llm is not None else "rules")
         self.per_period_texts = per_period_texts
         kg = index.kg
-        self.time_filter = time_filter
-        periods_from_filter(time_filter, kg.periods)  # validate now
         self._n2u = kg.units_of_node()
         self._nb = kg.neighbours()
         self._edges_of: list[list[int]] = [[] for _ in kg.node_name]
@@ -405,7 +401,7 @@ class TGragRetriever(BaseRetriever):
         self._unit_node_flat = (np.repeat(np.arange(len(kg.unit_text)), np.diff(ptr_u)),
                                 np.asarray(kg.unit_node_idx, dtype=np.int64))
         self._units_by_period: dict[tuple[str, ...] | None, np.ndarray] = {}
-        super().__init__(**kwargs)
+        super().__init__(time_filter=time_filter, **kwargs)
 
     @property
     def t_texts(self) -> int:
@@ -575,25 +571,14 @@ class TGragRetriever(BaseRetriever):
         return self.build_context(results)["graph"]
 
     # -------------------------------------------------------------- LlamaIndex API
-    def retrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
-        """LlamaIndex ``retrieve`` with an optional per-query ``time_filter``."""
-        token = _current_filter.set(time_filter)
-        try:
-            return super().retrieve(str_or_query_bundle)
-        finally:
-            _current_filter.reset(token)
+    def normalize_time_filter(self, value: Any) -> Any:
+        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
+        periods_from_filter(value, self._index.kg.periods)  # raises on a period the index lacks
+        return value
 
-    async def aretrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
-        """Async ``retrieve`` (runs in a worker thread, so ``gather`` is concurrent)."""
-        token = _current_filter.set(time_filter)
-        try:
-            return await super().aretrieve(str_or_query_bundle)
-        finally:
-            _current_filter.reset(token)
-
-    def _nodes(self, query_str: str) -> list[NodeWithScore]:
+    def _nodes(self, query_str: str, time_filter: Any = None) -> list[NodeWithScore]:
         kg = self._index.kg
-        ranked, results = self.retrieve_chunks(query_str, time_filter=_current_filter.get())
+        ranked, results = self.retrieve_chunks(query_str, time_filter=time_filter)
         info: dict[int, tuple[str | None, float, float, str]] = {}
         for r in results:
             for c, cos, sc in zip(r.chunk_ids, r.chunk_cos, r.chunk_score):
@@ -610,10 +595,7 @@ class TGragRetriever(BaseRetriever):
         return out
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(query_bundle.query_str)
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return await asyncio.to_thread(self._retrieve, query_bundle)
+        return self._nodes(query_bundle.query_str, self.time_filter_for(query_bundle))
 
 
 class TGragPGRetriever(CustomPGRetriever):
@@ -644,7 +626,7 @@ class TGragPGRetriever(CustomPGRetriever):
         return await asyncio.to_thread(self._tgrag._nodes, query_str)
 
 
-class VanillaChunkRetriever(BaseRetriever):
+class VanillaChunkRetriever(TemporalRetriever):
     """Vanilla dense RAG over the same chunks (same embedding model, top-``similarity_top_k``).
 
     Scores are cosine similarities; ``time_filter`` (default or per query) restricts the
@@ -659,9 +641,12 @@ class VanillaChunkRetriever(BaseRetriever):
             raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
         self._index = index
         self.similarity_top_k = similarity_top_k
-        self.time_filter = time_filter
-        periods_from_filter(time_filter, index.kg.periods)
-        super().__init__(**kwargs)
+        super().__init__(time_filter=time_filter, **kwargs)
+
+    def normalize_time_filter(self, value: Any) -> Any:
+        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
+        periods_from_filter(value, self._index.kg.periods)
+        return value
 
     @property
     def t_texts(self) -> int:
@@ -685,25 +670,14 @@ class VanillaChunkRetriever(BaseRetriever):
         """Top chunk ids."""
         return self.retrieve_scored(question, time_filter=time_filter)[0]
 
-    def retrieve(self, str_or_query_bundle: Any, *, time_filter: Any = None) -> list[NodeWithScore]:  # type: ignore[override]
-        """LlamaIndex ``retrieve`` with an optional per-query ``time_filter``."""
-        token = _current_filter.set(time_filter)
-        try:
-            return super().retrieve(str_or_query_bundle)
-        finally:
-            _current_filter.reset(token)
-
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         kg = self._index.kg
-        ids, scores = self.retrieve_scored(query_bundle.query_str, time_filter=_current_filter.get())
+        ids, scores = self.retrieve_scored(query_bundle.query_str, time_filter=self.time_filter_for(query_bundle))
         return [NodeWithScore(node=TextNode(text=kg.chunk_text[c], id_=f"chunk-{c}",
                                             metadata={"period": kg.chunk_period[c], "chunk_id": c},
                                             excluded_llm_metadata_keys=["chunk_id"],
                                             excluded_embed_metadata_keys=["chunk_id"]),
                               score=sc) for c, sc in zip(ids, scores)]
-
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
 SUBANSWER_PROMPT = """Answer the question for {period} using only the material below.
