@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chronorag.errors import DataFormatError, missing_extra
 from chronorag.graphs.persist import iter_jsonl
@@ -336,7 +336,27 @@ def temporal_context_scores(retrieved: Sequence[str], reference: Sequence[str], 
 
 if _RAGAS:
     @dataclass
-    class TemporalContextRecall(SingleTurnMetric):
+    class _TemporalContextMetric(SingleTurnMetric):
+        """Shared body of the two temporal metrics; ``_score_index`` picks recall (0) or precision (1)."""
+
+        _score_index: ClassVar[int] = 0
+        _required_columns: dict[MetricType, set[str]] = field(default_factory=lambda: {
+            MetricType.SINGLE_TURN: {"retrieved_contexts", "reference_contexts"}})
+        output_type: MetricOutputType = MetricOutputType.CONTINUOUS
+        min_overlap: float = 0.5
+
+        def init(self, run_config: Any) -> None:
+            return None
+
+        async def _single_turn_ascore(self, sample: Any, callbacks: Any) -> float:
+            return temporal_context_scores(sample.retrieved_contexts or [], sample.reference_contexts or [],
+                                           min_overlap=self.min_overlap)[self._score_index]
+
+        async def _ascore(self, row: dict[str, Any], callbacks: Any) -> float:
+            return await self._single_turn_ascore(SingleTurnSample(**row), callbacks)
+
+    @dataclass
+    class TemporalContextRecall(_TemporalContextMetric):
         """RAGAS metric: share of gold passages whose dates, numbers and names were retrieved.
 
         Columns: ``retrieved_contexts`` and ``reference_contexts``. See
@@ -344,41 +364,15 @@ if _RAGAS:
         """
 
         name: str = "temporal_context_recall"
-        _required_columns: dict[MetricType, set[str]] = field(default_factory=lambda: {
-            MetricType.SINGLE_TURN: {"retrieved_contexts", "reference_contexts"}})
-        output_type: MetricOutputType = MetricOutputType.CONTINUOUS
-        min_overlap: float = 0.5
-
-        def init(self, run_config: Any) -> None:
-            return None
-
-        async def _single_turn_ascore(self, sample: Any, callbacks: Any) -> float:
-            return temporal_context_scores(sample.retrieved_contexts or [], sample.reference_contexts or [],
-                                           min_overlap=self.min_overlap)[0]
-
-        async def _ascore(self, row: dict[str, Any], callbacks: Any) -> float:
-            return await self._single_turn_ascore(SingleTurnSample(**row), callbacks)
+        _score_index: ClassVar[int] = 0
 
     @dataclass
-    class TemporalContextPrecision(SingleTurnMetric):
+    class TemporalContextPrecision(_TemporalContextMetric):
         """RAGAS metric: rank-aware precision of retrieved contexts that carry a gold passage's
         dates, numbers and names (columns ``retrieved_contexts``, ``reference_contexts``)."""
 
         name: str = "temporal_context_precision"
-        _required_columns: dict[MetricType, set[str]] = field(default_factory=lambda: {
-            MetricType.SINGLE_TURN: {"retrieved_contexts", "reference_contexts"}})
-        output_type: MetricOutputType = MetricOutputType.CONTINUOUS
-        min_overlap: float = 0.5
-
-        def init(self, run_config: Any) -> None:
-            return None
-
-        async def _single_turn_ascore(self, sample: Any, callbacks: Any) -> float:
-            return temporal_context_scores(sample.retrieved_contexts or [], sample.reference_contexts or [],
-                                           min_overlap=self.min_overlap)[1]
-
-        async def _ascore(self, row: dict[str, Any], callbacks: Any) -> float:
-            return await self._single_turn_ascore(SingleTurnSample(**row), callbacks)
+        _score_index: ClassVar[int] = 1
     def temporal_collection_metrics(*, min_overlap: float = 0.5) -> tuple[Any, Any]:
         """The temporal recall and precision in RAGAS's newer collections API.
 
