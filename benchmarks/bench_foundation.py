@@ -60,9 +60,9 @@ def bench_store(kg: str) -> dict:
 
 
 def bench_embed(n: int) -> dict:
+    from chronorag.graphs.encoders import SentenceTransformerEncoder, StaticEncoder
+    from chronorag.graphs.event_index import triple_texts
     from chronorag.graphs.io import read_events
-    from chronorag.integrations.embeddings import SentenceTransformerEncoder, StaticEncoder
-    from chronorag.retrievers.event_index import triple_texts
 
     store = read_events(DATA / "icews05-15" / "icews05-15_full.tsv.gz", progress=False)
     first, _ = store.triple_ids()
@@ -77,8 +77,8 @@ def bench_embed(n: int) -> dict:
 
 
 def bench_faiss(index_dir: str) -> dict:
-    from chronorag.integrations.vector_index import VectorIndex
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.graphs.vectors import VectorIndex
 
     idx = EventIndex.load(index_dir)
     qs = [json.loads(l)["question"] for l in open(DATA / "multitq" / "test_gold_dev.jsonl")]

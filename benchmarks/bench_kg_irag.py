@@ -11,7 +11,7 @@ For each source (nyc-weather, nyc-flights, seattle-weather):
   ``triples_s``: generating every triple once (they are produced on demand otherwise);
 - ``generate_s``: writing ``--n`` questions with gold answers from the reference labeller;
 - for each method (``kg-irag``, ``single-pass``, ``limited``, ``no-check``), no LLM: the
-  metrics of :mod:`chronorag.workflows.kg_irag.evaluate` overall and by type.
+  metrics of :mod:`chronorag.evaluation.methods.kg_irag_eval` overall and by type.
   ``accuracy`` of ``kg-irag`` is its agreement with the independent reference labeller.
 
 Prints a markdown table per source and, last, one JSON object with everything.
@@ -38,10 +38,10 @@ COLS = ("accuracy", "em", "f1", "hit_rate", "hallucination_rate", "hallucination
 
 
 def bench_source(name: str, n: int, seed: int) -> dict:
-    from chronorag.graphs.record_kg import build_record_kg
-    from chronorag.integrations.records import load_records
-    from chronorag.workflows.kg_irag.evaluate import evaluate
+    from chronorag.evaluation.methods.kg_irag_eval import evaluate
     from chronorag.workflows.kg_irag.questions import generate_questions
+    from chronorag.workflows.kg_irag.record_kg import build_record_kg
+    from chronorag.workflows.kg_irag.sources import load_records
 
     t0 = time.perf_counter()
     spec, rows = load_records(name)
@@ -110,11 +110,11 @@ def oracle_reply(kg):
 
 
 def bench_scripted_llm(name: str, n: int, seed: int) -> dict:
+    from chronorag.evaluation.methods.kg_irag_eval import evaluate
     from chronorag.integrations.llm import LLMConfig
-    from chronorag.integrations.records import load_source_kg
     from chronorag.integrations.testing import ScriptedOpenAIServer
-    from chronorag.workflows.kg_irag.evaluate import evaluate
     from chronorag.workflows.kg_irag.questions import generate_questions
+    from chronorag.workflows.kg_irag.sources import load_source_kg
 
     kg, rows = load_source_kg(name)
     qs = generate_questions(rows, kg.spec, n=n, seed=seed)

@@ -88,9 +88,9 @@ EXTRA_CONFIGS = {
 
 
 def bench_quality(index_dir: str, time_mode: str = "cue", configs: str | None = None) -> dict:
-    from chronorag.graphs.rule_graph import RuleGraph
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
+    from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 
     idx = EventIndex.load(index_dir)
     rg = RuleGraph.load(index_dir)
@@ -112,9 +112,9 @@ def bench_quality(index_dir: str, time_mode: str = "cue", configs: str | None = 
 
 def bench_grid(index_dir: str, time_mode: str = "cue", k1s: tuple[int, ...] = (5, 10, 20, 40)) -> dict:
     """Fig. 4: K1 (anchors = results) and K2 (rule nodes) in {5, 10, 20, 40}; recall over the top 10 returned."""
-    from chronorag.graphs.rule_graph import RuleGraph
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
+    from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 
     idx = EventIndex.load(index_dir)
     rg = RuleGraph.load(index_dir)
@@ -132,9 +132,9 @@ def bench_grid(index_dir: str, time_mode: str = "cue", k1s: tuple[int, ...] = (5
 
 
 def bench_incremental(index_dir: str) -> dict:
-    from chronorag.graphs.rule_graph import build_rule_graph
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
+    from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
 
     idx = EventIndex.load(index_dir)
     s = idx.store
@@ -164,7 +164,7 @@ def bench_incremental(index_dir: str) -> dict:
 def bench_tokens(index_dir: str) -> dict:
     import tiktoken
 
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever, build_answer_messages
 
     enc = tiktoken.get_encoding("cl100k_base")
@@ -198,10 +198,10 @@ def bench_pg_compare(index_dir: str, limit: int | None = None) -> dict:
     from llama_index.core.indices.property_graph import PropertyGraphIndex, VectorContextRetriever
     from llama_index.core.llms import MockLLM
 
-    from chronorag.integrations.embeddings import as_llama_index_embedding
+    from chronorag.graphs.encoders import as_llama_index_embedding
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.property_graph import export_to_property_graph, parse_relation_label
     from chronorag.metrics import answer_matches
-    from chronorag.retrievers.event_index import EventIndex
     from chronorag.retrievers.star_rag import StarRAGRetriever
 
     def rss_mb() -> float:

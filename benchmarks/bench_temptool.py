@@ -32,9 +32,9 @@ MIN_SCORE: float | None = None  # --min-score; None = the library default
 
 
 def _reasoner(index_dir: str):
-    from chronorag.integrations.temporal_tools import MIN_ALIGNMENT_SCORE, TemporalKGTools
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import MIN_ALIGNMENT_SCORE, TemporalKGTools
 
     tools = TemporalKGTools(EventIndex.load(index_dir),
                             min_score=MIN_ALIGNMENT_SCORE if MIN_SCORE is None else MIN_SCORE)
@@ -69,7 +69,7 @@ def bench_dev(index_dir: str) -> dict:
 
 
 def bench_coverage(index_dir: str, limit: int | None) -> dict:
-    from chronorag.graphs.tquestion import parse_question
+    from chronorag.graphs.question import parse_question
 
     _, r = _reasoner(index_dir)
     qs = [json.loads(line)["question"] for line in gzip.open(DATA / "multitq" / "test_questions_text_only.jsonl.gz", "rt")]

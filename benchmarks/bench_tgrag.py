@@ -40,7 +40,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 def bench_recall(index_dir: str) -> dict:
     from chronorag.metrics import evidence_recall
     from chronorag.retrievers.tgrag import TGragRetriever, VanillaChunkRetriever
-    from chronorag.retrievers.tgrag_index import TGragIndex
+    from chronorag.retrievers.tgrag.index import TGragIndex
 
     idx = TGragIndex.load(index_dir)
     qs = [json.loads(line) for line in open(DATA / "time-longqa" / "qa_dev.jsonl")]
@@ -77,7 +77,7 @@ def bench_recall(index_dir: str) -> dict:
 
 
 def _load(index_dir: str):
-    from chronorag.retrievers.tgrag_index import TGragIndex
+    from chronorag.retrievers.tgrag.index import TGragIndex
 
     idx = TGragIndex.load(index_dir)
     qs = [json.loads(line) for line in open(DATA / "time-longqa" / "qa_dev.jsonl")]

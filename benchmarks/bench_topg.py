@@ -47,7 +47,7 @@ def _table(rows: list[dict], keys: list[str], types: list[str]) -> str:
 
 
 def bench_2wiki(args: argparse.Namespace) -> None:
-    from chronorag.evaluation.passages import run_passage_eval
+    from chronorag.evaluation.methods.passages import run_passage_eval
 
     q = args.questions or DATA / "2wiki" / "questions_dev.jsonl"
     configs = [("dense passages", "dense-passages", {}),
@@ -68,7 +68,7 @@ def bench_2wiki(args: argparse.Namespace) -> None:
 
 
 def bench_medical(args: argparse.Namespace) -> None:
-    from chronorag.evaluation.passages import run_passage_eval
+    from chronorag.evaluation.methods.passages import run_passage_eval
 
     q = Path(args.questions or DATA / "graphrag-bench" / "medical_questions_dev.jsonl")
     if args.stride > 1:  # every stride-th question (the file is sorted by question type)

@@ -20,7 +20,7 @@ CELLS = [
              "store.event(int(before[-1]))  # the last visit before April 2014"),
     ("md", "## Index and retrieve\nEach distinct (subject, relation, object) triple is embedded once with "
            "all-MiniLM-L6-v2; time is matched symbolically."),
-    ("code", "from chronorag.retrievers.event_index import build_event_index\n"
+    ("code", "from chronorag.graphs.event_index import build_event_index\n"
              "from chronorag.retrievers.dense import DenseEventRetriever\n"
              "index = build_event_index(store, tempfile.mkdtemp() + '/idx', progress=False)\n"
              "retriever = DenseEventRetriever(index, similarity_top_k=5, begin_time='2014-11', end_time='2014-11')\n"
@@ -35,11 +35,11 @@ TEMPTOOL = [
     ("code", "import os, tempfile\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
              "from chronorag.cli import bundled_sample_path\n"
              "from chronorag.graphs.io import read_events\n"
-             "from chronorag.retrievers.event_index import build_event_index\n"
+             "from chronorag.graphs.event_index import build_event_index\n"
              "index_dir = tempfile.mkdtemp() + '/idx'\n"
              "index = build_event_index(read_events(bundled_sample_path(), progress=False), index_dir, progress=False)"),
     ("md", "## Tools\nFree-text arguments are aligned to KG names (embedding top-50, lexical rerank, top-1)."),
-    ("code", "from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools\n"
+    ("code", "from chronorag.workflows.temptool.tools import TemporalKGTools, make_langchain_tools\n"
              "tools = TemporalKGTools(index)\n"
              "print(tools.get_time('Kerry', 'negotiate with', 'Iran').observation[:400])"),
     ("code", "lc = {t.name: t for t in make_langchain_tools(tools)}\n"
@@ -65,10 +65,10 @@ STAR = [
     ("code", "import os, tempfile\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
              "from chronorag.cli import bundled_sample_path\n"
              "from chronorag.graphs.io import read_events\n"
-             "from chronorag.retrievers.event_index import build_event_index\n"
+             "from chronorag.graphs.event_index import build_event_index\n"
              "store = read_events(bundled_sample_path(), progress=False)\n"
              "index = build_event_index(store, tempfile.mkdtemp() + '/idx', progress=False)"),
-    ("code", "from chronorag.graphs.rule_graph import build_rule_graph\n"
+    ("code", "from chronorag.retrievers.star_rag.rule_graph import build_rule_graph\n"
              "rg = build_rule_graph(store)\n"
              "{k: rg.stats[k] for k in ('types', 'rule_nodes', 'candidate_edges', 'selected_edges', 'graph_nodes')}"),
     ("md", "Each kept edge records its MDL gain (negative delta = bits saved):"),
@@ -94,7 +94,7 @@ TGRAG = [
            "graph, decompose a two-year question, and retrieve per period. No LLM: spaCy extraction and "
            "extractive answers. Point `read_period_documents` at `../shared/data/time-longqa/audi_md` for the real Audi reports."),
     ("code", "import os, tempfile, pathlib\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
-             "from chronorag.retrievers.tgrag_index import build_tgrag_index, read_period_documents\n"
+             "from chronorag.retrievers.tgrag.index import build_tgrag_index, read_period_documents\n"
              "docs = read_period_documents(pathlib.Path('..') / 'tests' / 'fixtures' / 'reports')\n"
              "index = build_tgrag_index(docs, tempfile.mkdtemp() + '/tg', progress=False)\n"
              "index.kg"),
@@ -117,7 +117,7 @@ KG_IRAG = [
            "independent reference labeller, and the iterative loop in its no-LLM mode. The plots show, per "
            "question, the abnormal hours at the place, the planned trip, and the window each iteration fetched."),
     ("code", "import os\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
-             "from chronorag.integrations.records import load_source_kg\n"
+             "from chronorag.workflows.kg_irag.sources import load_source_kg\n"
              "kg, rows = load_source_kg('nyc-weather')\n"
              "print(kg)\n{r.name: r.description for r in kg.spec.rules}"),
     ("code", "kg.report.as_dict()  # bad records and out-of-range values are counted, never dropped silently"),
@@ -162,7 +162,7 @@ KG_IRAG = [
              "axes[0].legend(loc='upper right', fontsize=8); fig.tight_layout()"),
     ("md", "## What single-pass pays\nThe same questions with one maximal window (anchor +- horizon): same answers, "
            "several times the evidence."),
-    ("code", "from chronorag.workflows.kg_irag.evaluate import evaluate\n"
+    ("code", "from chronorag.evaluation.methods.kg_irag_eval import evaluate\n"
              "full = evaluate(qs[:120], kg=kg, method='kg-irag')\n"
              "single = evaluate(qs[:120], kg=kg, method='single-pass')\n"
              "print({k: (full[k], single[k]) for k in ('accuracy', 'evidence_facts_mean', 'iterations_mean')})\n"
@@ -175,7 +175,7 @@ REPORT = [
            "the runs with RAGAS, including the date- and entity-aware context metric. Offline, no LLM."),
     ("code", "import os, tempfile, pathlib, json\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
              "from chronorag.graphs.io import read_events\n"
-             "from chronorag.retrievers.event_index import build_event_index\n"
+             "from chronorag.graphs.event_index import build_event_index\n"
              "work = pathlib.Path(tempfile.mkdtemp())\n"
              "index = build_event_index(read_events(pathlib.Path('..') / 'tests' / 'fixtures' / 'ecb_events.tsv', progress=False),\n"
              "                          work / 'idx', progress=False)\n"
@@ -203,7 +203,7 @@ REPORT = [
              "assert 'tools' in page.read_text() and 'dense' in page.read_text()"),
     ("md", "## RAGAS with a temporal context metric\nRAGAS's string-based context recall credits an event with "
            "the wrong date and partner; the temporal metric does not."),
-    ("code", "from chronorag.integrations.ragas_eval import ragas_scores\n"
+    ("code", "from chronorag.evaluation.ragas import ragas_scores\n"
              "gold = 'On 2014-07-09, Barack Obama criticized or denounced China.'\n"
              "rec = {'question': 'Who did Obama criticize after France?', 'answers': ['China'], 'predicted': ['China'],\n"
              "       'evidence': ['On 2014-06-05, Barack Obama criticized or denounced France.'], 'gold_evidence': [gold]}\n"

@@ -22,7 +22,7 @@ def _chronorag_home(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(scope="session")
 def minilm():
-    from chronorag.integrations.embeddings import SentenceTransformerEncoder
+    from chronorag.graphs.encoders import SentenceTransformerEncoder
 
     return SentenceTransformerEncoder()
 
@@ -37,8 +37,8 @@ def ecb_store():
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory, minilm):
     from chronorag.cli import bundled_sample_path
+    from chronorag.graphs.event_index import build_event_index
     from chronorag.graphs.io import read_events
-    from chronorag.retrievers.event_index import build_event_index
 
     store = read_events(bundled_sample_path(), progress=False)
     out = tmp_path_factory.mktemp("idx") / "sample"
@@ -47,13 +47,13 @@ def sample_index(tmp_path_factory, minilm):
 
 @pytest.fixture(scope="session")
 def ecb_index(tmp_path_factory, minilm, ecb_store):
-    from chronorag.retrievers.event_index import build_event_index
+    from chronorag.graphs.event_index import build_event_index
 
     return build_event_index(ecb_store, tmp_path_factory.mktemp("ecb") / "idx", encoder=minilm, progress=False)
 
 
 @pytest.fixture(scope="session")
 def ecb_tools(ecb_index):
-    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     return TemporalKGTools(ecb_index)

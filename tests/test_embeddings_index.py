@@ -2,15 +2,15 @@ import numpy as np
 import pytest
 
 from chronorag.errors import IndexFormatError
-from chronorag.integrations.embeddings import (
+from chronorag.graphs.encoders import (
     CachedEncoder,
     EmbeddingCache,
     as_langchain_embeddings,
     as_llama_index_embedding,
 )
-from chronorag.integrations.vector_index import VectorIndex
+from chronorag.graphs.event_index import EventIndex
+from chronorag.graphs.vectors import VectorIndex
 from chronorag.retrievers.dense import DenseEventRetriever
-from chronorag.retrievers.event_index import EventIndex
 
 
 def test_minilm_is_real_and_normalised(minilm):
@@ -112,7 +112,7 @@ def test_event_index_and_dense_retriever(sample_index, tmp_path):
 
 
 def test_static_encoder_distilled_offline(tmp_path):
-    from chronorag.integrations.embeddings import StaticEncoder
+    from chronorag.graphs.encoders import StaticEncoder
 
     with pytest.raises(FileNotFoundError, match="no distilled"):
         StaticEncoder(tmp_path / "none", distill_if_missing=False)
@@ -134,7 +134,7 @@ def test_missing_optional_extra_names_the_extra(monkeypatch):
     with pytest.raises(MissingExtraError, match=r"chronorag\[cpu\]"):
         VectorIndex(np.eye(3, dtype=np.float32))
     monkeypatch.setitem(sys.modules, "model2vec", None)
-    from chronorag.integrations.embeddings import StaticEncoder
+    from chronorag.graphs.encoders import StaticEncoder
 
     with pytest.raises(MissingExtraError, match=r"chronorag\[fast\]"):
         StaticEncoder()

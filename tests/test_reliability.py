@@ -41,7 +41,7 @@ def _small_store(n: int = 3) -> TemporalEventStore:
 def ecb_index(tmp_path_factory, minilm, ecb_store):
     """The ECB index with its own embedding cache: the session cache stays untouched, so
     tests elsewhere that count cache hits do not depend on running before this file."""
-    from chronorag.retrievers.event_index import build_event_index
+    from chronorag.graphs.event_index import build_event_index
 
     d = tmp_path_factory.mktemp("reliab")
     return build_event_index(ecb_store, d / "idx", encoder=minilm, cache=d / "cache.sqlite", progress=False)
@@ -99,7 +99,7 @@ def test_failed_write_leaves_no_trace(tmp_path):
 
 
 def test_out_dot_writes_into_the_current_directory(tmp_path, monkeypatch, capsys, minilm):
-    import chronorag.retrievers.event_index as ei
+    import chronorag.graphs.event_index as ei
 
     monkeypatch.setattr(ei, "make_encoder", lambda kind, progress=True, **kw: minilm)  # no reload
     work = tmp_path / "work"
@@ -215,8 +215,12 @@ def test_lock_is_reentrant_and_cleans_up_a_fresh_directory(tmp_path):
 
 # ------------------------------------------------------------------ fingerprints
 def test_stale_rule_graph_and_triples_from_another_index_are_detected(tmp_path, ecb_index, minilm):
-    from chronorag.graphs.rule_graph import RuleGraph, RuleGraphConfig, build_rule_graph
-    from chronorag.retrievers.event_index import EventIndex, build_event_index
+    from chronorag.graphs.event_index import EventIndex, build_event_index
+    from chronorag.retrievers.star_rag.rule_graph import (
+        RuleGraph,
+        RuleGraphConfig,
+        build_rule_graph,
+    )
 
     other_store = ecb_index.store.subset(np.arange(6))
     other = build_event_index(other_store, tmp_path / "other", encoder=minilm, progress=False,
@@ -284,8 +288,12 @@ def test_os_errors_are_clean(tmp_path, capsys, monkeypatch):
 
 
 def test_truncated_index_files_are_clean_errors(tmp_path, ecb_index, capsys):
-    from chronorag.graphs.rule_graph import RuleGraph, RuleGraphConfig, build_rule_graph
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.retrievers.star_rag.rule_graph import (
+        RuleGraph,
+        RuleGraphConfig,
+        build_rule_graph,
+    )
 
     d = tmp_path / "idx"
     ecb_index.store.save(d)
@@ -309,7 +317,7 @@ def test_truncated_index_files_are_clean_errors(tmp_path, ecb_index, capsys):
 
 
 def test_corrupt_embedding_cache_is_moved_aside_and_rebuilt(tmp_path, minilm):
-    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache
+    from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache
 
     p = tmp_path / "embeddings.sqlite"
     p.write_bytes(b"this is not a database" * 100)
@@ -326,7 +334,7 @@ def test_corrupt_embedding_cache_is_moved_aside_and_rebuilt(tmp_path, minilm):
 
 
 def test_encoder_dimension_mismatch_is_reported(ecb_index):
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
 
     class Small:
         model_id, dim = "tiny", 8
@@ -416,7 +424,7 @@ def test_static_encoder_says_it_distills_and_quiet_hides_the_bar(tmp_path, monke
     import model2vec.distill
     import model2vec.distill.inference as inf
 
-    from chronorag.integrations import embeddings
+    from chronorag.graphs import encoders as embeddings
 
     bars = []
 
@@ -468,7 +476,7 @@ def test_a_copied_index_is_readable_and_writable(tmp_path):
 
 
 def test_cached_vectors_of_another_size_are_recomputed(tmp_path, minilm):
-    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache
+    from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache
 
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     cache.put_many(minilm.model_id, ["a b"], np.ones((1, 8), np.float32))  # same id, other size

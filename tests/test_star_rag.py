@@ -5,15 +5,15 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from chronorag.graphs.rule_graph import (
+from chronorag.graphs.store import EventStoreBuilder
+from chronorag.retrievers.star_rag import StarRAGRetriever, parse_ranked_answers
+from chronorag.retrievers.star_rag.rule_graph import (
     RuleGraph,
     RuleGraphConfig,
     _mdl_select,
     build_rule_graph,
     entity_labels,
 )
-from chronorag.graphs.store import EventStoreBuilder
-from chronorag.retrievers.star_rag import StarRAGRetriever, parse_ranked_answers
 
 
 def _toy_store():
@@ -171,7 +171,7 @@ _COOP = "Express intent to engage in diplomatic cooperation (such as policy supp
 
 @pytest.fixture(scope="module")
 def toy_time_index(tmp_path_factory, minilm):
-    from chronorag.retrievers.event_index import build_event_index
+    from chronorag.graphs.event_index import build_event_index
 
     b = EventStoreBuilder()
     b.add("Oman", _COOP, "Kuwait", "2011-11-01")
@@ -379,7 +379,7 @@ def test_similarity_top_k_and_k1_alias(toy_time_index):
 
 
 def test_dated_event_texts_and_vectors(toy_time_index):
-    from chronorag.retrievers.event_index import EventIndex, dated_event_texts
+    from chronorag.graphs.event_index import EventIndex, dated_event_texts
 
     texts = dated_event_texts(toy_time_index.store, np.array([1]))
     assert texts == [f"On 5 January 2012, Oman {texts[0].split('Oman ', 1)[1]}"] and "Qatar" in texts[0]

@@ -170,8 +170,8 @@ def test_reasoner_trajectories_to_sft(ecb_tools):
 
 def test_llm_reranker_and_tools_method_over_http(ecb_index):
     from chronorag.evaluation import make_method
-    from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.workflows.temptool.alignment import LLMReranker
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     with ScriptedOpenAIServer(["2"]) as srv:  # the LLM picks candidate 2 of its list
         cfg = LLMConfig(base_url=srv.base_url)

@@ -173,8 +173,8 @@ def test_llm_failures_are_llm_errors(ecb_index):
 
 # ------------------------------------------------------------- reranker and reasoner
 def test_llm_reranker_reasoning_preamble_and_fallback(ecb_index):
-    from chronorag.integrations.temporal_tools import TemporalKGTools
     from chronorag.workflows.temptool.alignment import LLMReranker
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     with ScriptedOpenAIServer(['<think>\nThe second one is the citizens.\n</think>\n\n{"choice": 2}']) as srv:
         rr = LLMReranker(_cfg(srv))
@@ -235,7 +235,7 @@ def test_no_llm_cli_reports_instead_of_none(ecb_index, capsys):
 
     from chronorag.cli import main
     from chronorag.errors import IndexFormatError
-    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     idx = str(ecb_index.path)
     assert main(["ask", idx, "Who did the European Central Bank criticize on 2014-13-45?", "--method", "tools"]) == 2

@@ -3,10 +3,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from chronorag.graphs.tquestion import find_time_mentions, parse_question
-from chronorag.integrations.temporal_tools import make_langchain_tools
+from chronorag.graphs.question import find_time_mentions, parse_question
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
 from chronorag.workflows.temptool.reasoner import TemporalReasoner
+from chronorag.workflows.temptool.tools import make_langchain_tools
 
 
 # ---------------------------------------------------------------- question parser
@@ -105,7 +105,7 @@ def test_no_match_names_the_nearest(ecb_tools):
 
 
 def test_observation_order_and_limit(ecb_index):
-    from chronorag.integrations.temporal_tools import TemporalKGTools
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     tools = TemporalKGTools(ecb_index, max_obs_rows=2)
     before = tools.get_tail_entity("ECB", "criticize", "-inf", "2013", "before")

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from conftest import FIXTURES
 
-from chronorag.graphs.timeslice import KnowledgeUnit, PeriodExtraction, TimeSlicedKG
 from chronorag.integrations.llm import LLMConfig
 from chronorag.integrations.testing import ScriptedOpenAIServer
 from chronorag.retrievers.tgrag import (
@@ -15,7 +14,7 @@ from chronorag.retrievers.tgrag import (
     decompose_rule_based,
     parse_decomposition,
 )
-from chronorag.retrievers.tgrag_index import (
+from chronorag.retrievers.tgrag.index import (
     LLMExtractor,
     TGragIndex,
     add_period,
@@ -23,6 +22,7 @@ from chronorag.retrievers.tgrag_index import (
     parse_extraction,
     read_period_documents,
 )
+from chronorag.retrievers.tgrag.timeslice import KnowledgeUnit, PeriodExtraction, TimeSlicedKG
 
 REPORTS = FIXTURES / "reports"
 
@@ -163,7 +163,7 @@ def test_documents_and_property_graph_index(tgrag_index, tmp_path):
 
 def test_ragas_on_eval_predictions(tmp_path, capsys):
     from chronorag.cli import main
-    from chronorag.integrations.ragas_eval import ragas_scores
+    from chronorag.evaluation.ragas import ragas_scores
 
     out = tmp_path / "idx"
     assert main(["-q", "tgrag", "index", str(REPORTS), "--out", str(out)]) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chronorag.graphs.proposition_graph import (
+from chronorag.workflows.topg.proposition_graph import (
     PropositionGraph,
     PropositionRecord,
     numpy_matcher,
@@ -99,7 +99,7 @@ def test_reconciliation_merges_synonyms_but_not_other_years():
 
 
 def test_faiss_matcher_agrees_with_numpy():
-    from chronorag.integrations.topg_extract import faiss_matcher
+    from chronorag.workflows.topg.extraction import faiss_matcher
 
     rng = np.random.default_rng(0)
     base = _unit(rng.normal(size=(50, 8)))
@@ -121,7 +121,7 @@ def test_select_communities_greedy_budget():
 
 # ----------------------------------------------------------------------------- metrics
 def test_evidence_rule_is_strict():
-    from chronorag.evaluation.passages import evidence_covered
+    from chronorag.evaluation.methods.passages import evidence_covered
 
     ev = "Surgery is the most common treatment for basal cell carcinoma."
     assert evidence_covered(ev, ["For basal cell carcinoma, surgery is the most common treatment."])
@@ -338,8 +338,8 @@ def test_llm_extractor_skips_malformed_records(tmp_path, minilm):
 def test_llama_index_retriever(topg_dir, minilm):
     from llama_index.core.schema import QueryBundle
 
-    from chronorag.retrievers.topg import ToPGRetriever
     from chronorag.workflows.topg.index import load_topg_index
+    from chronorag.workflows.topg.retriever import ToPGRetriever
 
     idx = load_topg_index(topg_dir, cached=False, encoder=minilm)
     r = ToPGRetriever(idx, mode="local", similarity_top_k=5, max_iter=1)
@@ -379,7 +379,7 @@ def test_cli_index_ask_and_eval_2wiki(tmp_path, capsys):
 def test_export_to_property_graph_store(topg_dir):
     from llama_index.core.graph_stores import SimplePropertyGraphStore
 
-    from chronorag.integrations.topg_property_graph import export_topg_to_property_graph
+    from chronorag.workflows.topg.property_graph import export_topg_to_property_graph
 
     g = PropositionGraph.load(topg_dir)
     store = SimplePropertyGraphStore()

@@ -11,7 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from chronorag import _compat
+
 __version__ = "0.1.0"
+
+_compat.install()  # old import paths keep working for one release, with a DeprecationWarning
 
 # public name -> module that defines it ("module:attr" where the public name is an alias)
 _EXPORTS: dict[str, str] = {
@@ -22,20 +26,20 @@ _EXPORTS: dict[str, str] = {
     "EventStoreBuilder": "chronorag.graphs.store",
     "read_events": "chronorag.graphs.io",
     # indexes and retrievers
-    "EventIndex": "chronorag.retrievers.event_index",
-    "build_event_index": "chronorag.retrievers.event_index",
+    "EventIndex": "chronorag.graphs.event_index",
+    "build_event_index": "chronorag.graphs.event_index",
     "DenseEventRetriever": "chronorag.retrievers.dense",
     "StarRAGRetriever": "chronorag.retrievers.star_rag",
     "StarRAGPGRetriever": "chronorag.retrievers.star_rag",
-    "RuleGraph": "chronorag.graphs.rule_graph",
-    "build_rule_graph": "chronorag.graphs.rule_graph",
+    "RuleGraph": "chronorag.retrievers.star_rag.rule_graph",
+    "build_rule_graph": "chronorag.retrievers.star_rag.rule_graph",
     "TGragRetriever": "chronorag.retrievers.tgrag",
     "TGragPGRetriever": "chronorag.retrievers.tgrag",
-    "build_tgrag_index": "chronorag.retrievers.tgrag_index",
+    "build_tgrag_index": "chronorag.retrievers.tgrag.index",
     # tools and framework adapters
-    "TemporalKGTools": "chronorag.integrations.temporal_tools",
-    "make_langchain_tools": "chronorag.integrations.temporal_tools",
-    "make_llama_index_tools": "chronorag.integrations.llama_index_tools",
+    "TemporalKGTools": "chronorag.workflows.temptool.tools",
+    "make_langchain_tools": "chronorag.workflows.temptool.tools",
+    "make_llama_index_tools": "chronorag.workflows.temptool.llama_index_tools",
     "LangChainRetriever": "chronorag.integrations.langchain_adapters",
     "as_langchain_retriever": "chronorag.integrations.langchain_adapters",
     "export_to_property_graph": "chronorag.integrations.property_graph",
@@ -45,22 +49,22 @@ _EXPORTS: dict[str, str] = {
     "resolve_llm": "chronorag.integrations.llm",
     "ScriptedOpenAIServer": "chronorag.integrations.testing",
     # ToPG
-    "PropositionGraph": "chronorag.graphs.proposition_graph",
-    "ToPGRetriever": "chronorag.retrievers.topg",
+    "PropositionGraph": "chronorag.workflows.topg.proposition_graph",
+    "ToPGRetriever": "chronorag.workflows.topg.retriever",
     "build_topg_index": "chronorag.workflows.topg",
     "load_topg_index": "chronorag.workflows.topg",
     "read_corpus": "chronorag.workflows.topg",
     "ToPGSettings": "chronorag.workflows.topg",
     "ToPGContext": "chronorag.workflows.topg",
     "build_topg_graph": "chronorag.workflows.topg.graph:build_graph",
-    "export_topg_to_property_graph": "chronorag.integrations.topg_property_graph",
+    "export_topg_to_property_graph": "chronorag.workflows.topg.property_graph",
     # KG-iRAG
-    "RecordKG": "chronorag.graphs.record_kg",
-    "RecordSpec": "chronorag.graphs.record_kg",
-    "EventRule": "chronorag.graphs.record_kg",
-    "build_record_kg": "chronorag.graphs.record_kg",
-    "read_records_csv": "chronorag.graphs.record_kg",
-    "load_source_kg": "chronorag.integrations.records",
+    "RecordKG": "chronorag.workflows.kg_irag.record_kg",
+    "RecordSpec": "chronorag.workflows.kg_irag.record_kg",
+    "EventRule": "chronorag.workflows.kg_irag.record_kg",
+    "build_record_kg": "chronorag.workflows.kg_irag.record_kg",
+    "read_records_csv": "chronorag.workflows.kg_irag.record_kg",
+    "load_source_kg": "chronorag.workflows.kg_irag.sources",
     "KGIRAGContext": "chronorag.workflows.kg_irag.state",
     "build_kg_irag_graph": "chronorag.workflows.kg_irag.graph:build_graph",
     # TempTool-R1 and T-GRAG helpers
@@ -80,10 +84,10 @@ _EXPORTS: dict[str, str] = {
     "Prediction": "chronorag.evaluation",
     "build_report": "chronorag.evaluation.report",
     "MajorityJudge": "chronorag.evaluation.judge",
-    "TemporalContextRecall": "chronorag.integrations.ragas_eval",
-    "TemporalContextPrecision": "chronorag.integrations.ragas_eval",
-    "ragas_scores": "chronorag.integrations.ragas_eval",
-    "nodes_to_ragas_dataset": "chronorag.integrations.ragas_eval",
+    "TemporalContextRecall": "chronorag.evaluation.ragas",
+    "TemporalContextPrecision": "chronorag.evaluation.ragas",
+    "ragas_scores": "chronorag.evaluation.ragas",
+    "nodes_to_ragas_dataset": "chronorag.evaluation.ragas",
     # errors
     "ChronoRAGError": "chronorag.errors",
     "DataFormatError": "chronorag.errors",
@@ -96,7 +100,78 @@ _EXPORTS: dict[str, str] = {
     "OutputExistsError": "chronorag.errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "AgentContext",
+    "ChronoRAGError",
+    "DataFormatError",
+    "DenseEventRetriever",
+    "EventIndex",
+    "EventRule",
+    "EventStoreBuilder",
+    "IndexBusyError",
+    "IndexFormatError",
+    "KGIRAGContext",
+    "LLMConfig",
+    "LLMError",
+    "LLMReranker",
+    "LangChainRetriever",
+    "MajorityJudge",
+    "MissingExtraError",
+    "OutputExistsError",
+    "Prediction",
+    "PropositionGraph",
+    "RecordKG",
+    "RecordSpec",
+    "RuleGraph",
+    "ScriptedOpenAIServer",
+    "StarRAGPGRetriever",
+    "StarRAGRetriever",
+    "TGragPGRetriever",
+    "TGragRetriever",
+    "TemporalContextPrecision",
+    "TemporalContextRecall",
+    "TemporalEventStore",
+    "TemporalKGTools",
+    "TemporalReasoner",
+    "TimeFilter",
+    "TimeParseError",
+    "ToPGContext",
+    "ToPGRetriever",
+    "ToPGSettings",
+    "UnknownNameError",
+    "VanillaChunkRetriever",
+    "answer_tgrag",
+    "as_langchain_retriever",
+    "build_dense_qa_graph",
+    "build_event_index",
+    "build_kg_irag_graph",
+    "build_record_kg",
+    "build_report",
+    "build_rule_graph",
+    "build_temptool_graph",
+    "build_tgrag_index",
+    "build_topg_graph",
+    "build_topg_index",
+    "evidence_recall",
+    "export_to_property_graph",
+    "export_topg_to_property_graph",
+    "load_questions",
+    "load_source_kg",
+    "load_topg_index",
+    "make_langchain_tools",
+    "make_llama_index_tools",
+    "nodes_to_ragas_dataset",
+    "parse_time",
+    "ragas_scores",
+    "read_corpus",
+    "read_events",
+    "read_records_csv",
+    "register_method",
+    "resolve_llm",
+    "run_eval",
+    "store_from_property_graph",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -113,75 +188,211 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:  # static type checkers see the real symbols
-    from chronorag.errors import (  # noqa: F401
-        ChronoRAGError,
-        DataFormatError,
-        IndexBusyError,
-        IndexFormatError,
-        LLMError,
-        MissingExtraError,
-        OutputExistsError,
-        TimeParseError,
-        UnknownNameError,
+if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-exports for mypy --strict)
+    from chronorag.errors import (
+        ChronoRAGError as ChronoRAGError,
     )
-    from chronorag.evaluation import Prediction, load_questions, register_method, run_eval  # noqa: F401
-    from chronorag.evaluation.judge import MajorityJudge  # noqa: F401
-    from chronorag.evaluation.report import build_report  # noqa: F401
-    from chronorag.graphs.io import read_events  # noqa: F401
-    from chronorag.graphs.proposition_graph import PropositionGraph  # noqa: F401
-    from chronorag.graphs.record_kg import (  # noqa: F401
-        EventRule,
-        RecordKG,
-        RecordSpec,
-        build_record_kg,
-        read_records_csv,
+    from chronorag.errors import (
+        DataFormatError as DataFormatError,
     )
-    from chronorag.graphs.rule_graph import RuleGraph, build_rule_graph  # noqa: F401
-    from chronorag.graphs.store import EventStoreBuilder, TemporalEventStore  # noqa: F401
-    from chronorag.graphs.time import parse_time  # noqa: F401
-    from chronorag.integrations.langchain_adapters import LangChainRetriever, as_langchain_retriever  # noqa: F401
-    from chronorag.integrations.llama_index_tools import make_llama_index_tools  # noqa: F401
-    from chronorag.integrations.llm import LLMConfig, resolve_llm  # noqa: F401
-    from chronorag.integrations.property_graph import (  # noqa: F401
-        export_to_property_graph,
-        store_from_property_graph,
+    from chronorag.errors import (
+        IndexBusyError as IndexBusyError,
     )
-    from chronorag.integrations.ragas_eval import (  # noqa: F401
-        TemporalContextPrecision,
-        TemporalContextRecall,
-        nodes_to_ragas_dataset,
-        ragas_scores,
+    from chronorag.errors import (
+        IndexFormatError as IndexFormatError,
     )
-    from chronorag.integrations.records import load_source_kg  # noqa: F401
-    from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools  # noqa: F401
-    from chronorag.integrations.testing import ScriptedOpenAIServer  # noqa: F401
-    from chronorag.integrations.topg_property_graph import export_topg_to_property_graph  # noqa: F401
-    from chronorag.metrics import evidence_recall  # noqa: F401
-    from chronorag.retrievers.base import TimeFilter  # noqa: F401
-    from chronorag.retrievers.dense import DenseEventRetriever  # noqa: F401
-    from chronorag.retrievers.event_index import EventIndex, build_event_index  # noqa: F401
-    from chronorag.retrievers.star_rag import StarRAGPGRetriever, StarRAGRetriever  # noqa: F401
-    from chronorag.retrievers.tgrag import (  # noqa: F401  # noqa: F401
-        TGragPGRetriever,
-        TGragRetriever,
-        VanillaChunkRetriever,
-        answer_tgrag,
+    from chronorag.errors import (
+        LLMError as LLMError,
     )
-    from chronorag.retrievers.tgrag_index import build_tgrag_index  # noqa: F401
-    from chronorag.retrievers.topg import ToPGRetriever  # noqa: F401
-    from chronorag.workflows.dense_qa.graph import build_graph as build_dense_qa_graph  # noqa: F401
-    from chronorag.workflows.kg_irag.graph import build_graph as build_kg_irag_graph  # noqa: F401
-    from chronorag.workflows.kg_irag.state import KGIRAGContext  # noqa: F401
-    from chronorag.workflows.temptool.alignment import LLMReranker  # noqa: F401
-    from chronorag.workflows.temptool.graph import build_graph as build_temptool_graph  # noqa: F401
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner  # noqa: F401
-    from chronorag.workflows.temptool.state import AgentContext  # noqa: F401
-    from chronorag.workflows.topg import (  # noqa: F401
-        ToPGContext,
-        ToPGSettings,
-        build_topg_index,
-        load_topg_index,
-        read_corpus,
+    from chronorag.errors import (
+        MissingExtraError as MissingExtraError,
     )
-    from chronorag.workflows.topg.graph import build_graph as build_topg_graph  # noqa: F401
+    from chronorag.errors import (
+        OutputExistsError as OutputExistsError,
+    )
+    from chronorag.errors import (
+        TimeParseError as TimeParseError,
+    )
+    from chronorag.errors import (
+        UnknownNameError as UnknownNameError,
+    )
+    from chronorag.evaluation import (
+        Prediction as Prediction,
+    )
+    from chronorag.evaluation import (
+        load_questions as load_questions,
+    )
+    from chronorag.evaluation import (
+        register_method as register_method,
+    )
+    from chronorag.evaluation import (
+        run_eval as run_eval,
+    )
+    from chronorag.evaluation.judge import (
+        MajorityJudge as MajorityJudge,
+    )
+    from chronorag.evaluation.ragas import (
+        TemporalContextPrecision as TemporalContextPrecision,
+    )
+    from chronorag.evaluation.ragas import (
+        TemporalContextRecall as TemporalContextRecall,
+    )
+    from chronorag.evaluation.ragas import (
+        nodes_to_ragas_dataset as nodes_to_ragas_dataset,
+    )
+    from chronorag.evaluation.ragas import (
+        ragas_scores as ragas_scores,
+    )
+    from chronorag.evaluation.report import (
+        build_report as build_report,
+    )
+    from chronorag.graphs.event_index import (
+        EventIndex as EventIndex,
+    )
+    from chronorag.graphs.event_index import (
+        build_event_index as build_event_index,
+    )
+    from chronorag.graphs.io import (
+        read_events as read_events,
+    )
+    from chronorag.graphs.store import (
+        EventStoreBuilder as EventStoreBuilder,
+    )
+    from chronorag.graphs.store import (
+        TemporalEventStore as TemporalEventStore,
+    )
+    from chronorag.graphs.time import (
+        parse_time as parse_time,
+    )
+    from chronorag.integrations.langchain_adapters import (
+        LangChainRetriever as LangChainRetriever,
+    )
+    from chronorag.integrations.langchain_adapters import (
+        as_langchain_retriever as as_langchain_retriever,
+    )
+    from chronorag.integrations.llm import (
+        LLMConfig as LLMConfig,
+    )
+    from chronorag.integrations.llm import (
+        resolve_llm as resolve_llm,
+    )
+    from chronorag.integrations.property_graph import (
+        export_to_property_graph as export_to_property_graph,
+    )
+    from chronorag.integrations.property_graph import (
+        store_from_property_graph as store_from_property_graph,
+    )
+    from chronorag.integrations.testing import (
+        ScriptedOpenAIServer as ScriptedOpenAIServer,
+    )
+    from chronorag.metrics import (
+        evidence_recall as evidence_recall,
+    )
+    from chronorag.retrievers.base import (
+        TimeFilter as TimeFilter,
+    )
+    from chronorag.retrievers.dense import (
+        DenseEventRetriever as DenseEventRetriever,
+    )
+    from chronorag.retrievers.star_rag import (
+        StarRAGPGRetriever as StarRAGPGRetriever,
+    )
+    from chronorag.retrievers.star_rag import (
+        StarRAGRetriever as StarRAGRetriever,
+    )
+    from chronorag.retrievers.star_rag.rule_graph import (
+        RuleGraph as RuleGraph,
+    )
+    from chronorag.retrievers.star_rag.rule_graph import (
+        build_rule_graph as build_rule_graph,
+    )
+    from chronorag.retrievers.tgrag import (
+        TGragPGRetriever as TGragPGRetriever,
+    )
+    from chronorag.retrievers.tgrag import (
+        TGragRetriever as TGragRetriever,
+    )
+    from chronorag.retrievers.tgrag import (
+        VanillaChunkRetriever as VanillaChunkRetriever,
+    )
+    from chronorag.retrievers.tgrag import (
+        answer_tgrag as answer_tgrag,
+    )
+    from chronorag.retrievers.tgrag.index import (
+        build_tgrag_index as build_tgrag_index,
+    )
+    from chronorag.workflows.dense_qa.graph import (
+        build_graph as build_dense_qa_graph,
+    )
+    from chronorag.workflows.kg_irag.graph import (
+        build_graph as build_kg_irag_graph,
+    )
+    from chronorag.workflows.kg_irag.record_kg import (
+        EventRule as EventRule,
+    )
+    from chronorag.workflows.kg_irag.record_kg import (
+        RecordKG as RecordKG,
+    )
+    from chronorag.workflows.kg_irag.record_kg import (
+        RecordSpec as RecordSpec,
+    )
+    from chronorag.workflows.kg_irag.record_kg import (
+        build_record_kg as build_record_kg,
+    )
+    from chronorag.workflows.kg_irag.record_kg import (
+        read_records_csv as read_records_csv,
+    )
+    from chronorag.workflows.kg_irag.sources import (
+        load_source_kg as load_source_kg,
+    )
+    from chronorag.workflows.kg_irag.state import (
+        KGIRAGContext as KGIRAGContext,
+    )
+    from chronorag.workflows.temptool.alignment import (
+        LLMReranker as LLMReranker,
+    )
+    from chronorag.workflows.temptool.graph import (
+        build_graph as build_temptool_graph,
+    )
+    from chronorag.workflows.temptool.llama_index_tools import (
+        make_llama_index_tools as make_llama_index_tools,
+    )
+    from chronorag.workflows.temptool.reasoner import (
+        TemporalReasoner as TemporalReasoner,
+    )
+    from chronorag.workflows.temptool.state import (
+        AgentContext as AgentContext,
+    )
+    from chronorag.workflows.temptool.tools import (
+        TemporalKGTools as TemporalKGTools,
+    )
+    from chronorag.workflows.temptool.tools import (
+        make_langchain_tools as make_langchain_tools,
+    )
+    from chronorag.workflows.topg import (
+        ToPGContext as ToPGContext,
+    )
+    from chronorag.workflows.topg import (
+        ToPGSettings as ToPGSettings,
+    )
+    from chronorag.workflows.topg import (
+        build_topg_index as build_topg_index,
+    )
+    from chronorag.workflows.topg import (
+        load_topg_index as load_topg_index,
+    )
+    from chronorag.workflows.topg import (
+        read_corpus as read_corpus,
+    )
+    from chronorag.workflows.topg.graph import (
+        build_graph as build_topg_graph,
+    )
+    from chronorag.workflows.topg.property_graph import (
+        export_topg_to_property_graph as export_topg_to_property_graph,
+    )
+    from chronorag.workflows.topg.proposition_graph import (
+        PropositionGraph as PropositionGraph,
+    )
+    from chronorag.workflows.topg.retriever import (
+        ToPGRetriever as ToPGRetriever,
+    )

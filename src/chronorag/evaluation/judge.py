@@ -104,7 +104,7 @@ def judge_answer(llm: Any, question: str, gold: str, predicted: str) -> bool:
 
 def _read_verdict(text: str) -> bool:
     """The verdict in a (reasoning-stripped) reply: the JSON object, else a bare word."""
-    from chronorag.integrations.llm import _json_from_text
+    from chronorag.integrations.llm.config import _json_from_text
 
     try:
         return _verdict(_json_from_text(text))

@@ -2,7 +2,7 @@
 
 Every chronorag index writer (``chronorag ingest``, ``demo --out``, ``tgrag index``,
 :meth:`TemporalEventStore.save <chronorag.graphs.store.TemporalEventStore.save>`,
-:meth:`RuleGraph.save <chronorag.graphs.rule_graph.RuleGraph.save>`, and any new index
+:meth:`RuleGraph.save <chronorag.retrievers.star_rag.rule_graph.RuleGraph.save>`, and any new index
 kind) writes through :func:`write_index`; nothing writes into an index directory in
 place. Readers may open files as ``INDEX_DIR / "name"`` as before, or call
 :func:`snapshot` once and read every file from the directory it returns, which sees

@@ -9,7 +9,7 @@ denounce"), so events read as reports of what happened:
 'On 2010-08-30, European Central Bank criticized or denounced Romania.'
 
 Without a time the same sentence has no date prefix; that dateless form is what
-chronorag embeds (see :mod:`chronorag.integrations.embeddings`): the date is matched
+chronorag embeds (see :mod:`chronorag.graphs.encoders`): the date is matched
 symbolically, never through the embedding.
 """
 

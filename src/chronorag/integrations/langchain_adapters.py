@@ -9,6 +9,7 @@ the node's metadata plus ``score`` and ``node_id``. Async calls stay async.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -60,11 +61,11 @@ class LangChainRetriever(LCBaseRetriever):
             raise TypeError(f"retriever must be a LlamaIndex retriever, got {type(self.retriever).__name__}")
 
     def _kwargs(self) -> dict[str, Any]:
-        from chronorag.retrievers.base import TemporalRetriever
-
         if self.time_filter is not None:
-            if not isinstance(self.retriever, TemporalRetriever):
-                raise TypeError(f"time_filter needs a chronorag retriever, got {type(self.retriever).__name__}")
+            # the protocol: a retriever whose retrieve() takes time_filter= (every chronorag retriever)
+            if "time_filter" not in inspect.signature(self.retriever.retrieve).parameters:
+                raise TypeError(f"time_filter needs a retriever whose retrieve() takes time_filter= "
+                                f"(a chronorag retriever), got {type(self.retriever).__name__}")
             return {"time_filter": self.time_filter}
         return {}
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.graphs.event_index import EventIndex
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
-from chronorag.retrievers.event_index import EventIndex
 
 __all__ = ["DenseEventRetriever", "event_node"]
 

@@ -5,7 +5,7 @@ directory named in the run context (``index_dir``), the one given to :func:`buil
 or ``$CHRONORAG_INDEX_DIR``. ``answer`` asks the LLM for ranked answers (any LLM object
 :func:`~chronorag.integrations.llm.resolve_llm` accepts; tokens stream with
 ``stream_mode="messages"``), or, with no LLM, ranks the retrieved events' entities and
-dates with :func:`chronorag.graphs.candidates.rank_candidates` and says so in ``mode``.
+dates with :func:`chronorag.retrievers.reader.rank_candidates` and says so in ``mode``.
 
 Input is ``{"question": ...}`` or ``{"messages": [...]}`` (a human message added since the
 last run is the question; see :func:`chronorag.workflows.common.run_question`), so the graph
@@ -25,10 +25,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from chronorag.errors import LLMError
-from chronorag.graphs.candidates import rank_candidates
+from chronorag.graphs.event_index import EventIndex
 from chronorag.integrations.llm import record_fallback, resolve_llm, strip_reasoning
 from chronorag.retrievers.dense import DenseEventRetriever
-from chronorag.retrievers.event_index import EventIndex
+from chronorag.retrievers.reader import rank_candidates
 from chronorag.workflows.common import run_question
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState

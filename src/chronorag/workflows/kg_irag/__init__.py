@@ -5,7 +5,7 @@
 - :class:`KGIRAGContext` (:mod:`.state`): per-run settings;
 - :func:`generate_questions` (:mod:`.questions`) and :class:`ReferenceLabeller` (:mod:`.reference`);
 - :func:`parse_question` (:mod:`.planner`): the no-LLM planner;
-- :func:`chronorag.workflows.kg_irag.evaluate.evaluate`: accuracy, EM, F1, hit rate, hallucination,
+- :func:`chronorag.evaluation.methods.kg_irag_eval.evaluate`: accuracy, EM, F1, hit rate, hallucination,
   evidence size (not re-exported here: the name is taken by its submodule).
 """
 

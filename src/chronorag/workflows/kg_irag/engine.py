@@ -33,9 +33,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from chronorag.graphs.record_kg import RecordKG
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
 from chronorag.workflows.kg_irag.planner import Plan
+from chronorag.workflows.kg_irag.record_kg import RecordKG
 from chronorag.workflows.kg_irag.reference import NO_ANSWER, NO_NEED
 
 __all__ = ["allen_consistent", "candidate_windows", "contradiction_filter", "format_time", "normalize_answer",

@@ -45,7 +45,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from chronorag.errors import ChronoRAGError, LLMError
-from chronorag.graphs.record_kg import RecordKG
 from chronorag.graphs.time import minutes_to_iso
 from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
 from chronorag.workflows.kg_irag import engine
@@ -62,6 +61,7 @@ from chronorag.workflows.kg_irag.prompts import (
     UPDATE_SCHEMA,
     UPDATE_SYSTEM,
 )
+from chronorag.workflows.kg_irag.record_kg import RecordKG
 from chronorag.workflows.kg_irag.state import (
     METHODS,
     KGIRAGContext,
@@ -80,7 +80,7 @@ DEFAULTS: dict[str, Any] = {"source": "nyc-weather", "records": None, "method": 
 @lru_cache(maxsize=4)
 def load_kg(source: str, records: str | None = None) -> RecordKG:
     """The KG of a built-in source or a spec JSON + CSV (cached per process)."""
-    from chronorag.integrations.records import load_source_kg
+    from chronorag.workflows.kg_irag.sources import load_source_kg
 
     return load_source_kg(source, records=records)[0]
 

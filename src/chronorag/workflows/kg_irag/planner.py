@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from chronorag.errors import DataFormatError
-from chronorag.graphs.record_kg import RecordKG
 from chronorag.graphs.time import minutes_to_iso, parse_time
+from chronorag.workflows.kg_irag.record_kg import RecordKG
 
 __all__ = ["Plan", "parse_question", "plan_from_dict"]
 

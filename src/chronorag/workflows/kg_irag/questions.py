@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronorag.graphs.record_kg import RecordSpec
+from chronorag.workflows.kg_irag.record_kg import RecordSpec
 from chronorag.workflows.kg_irag.reference import ReferenceLabeller, format_answer_time
 
 __all__ = ["DEFAULT_SETTINGS", "Q1_AVOID", "Q1_DETECT", "Q2_TEMPLATES", "Q3_TEMPLATES",
@@ -102,7 +102,7 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
     Parameters
     ----------
     kg_rows : sequence of mapping
-        The raw records (what :func:`chronorag.integrations.records.load_records` returns).
+        The raw records (what :func:`chronorag.workflows.kg_irag.sources.load_records` returns).
     spec : RecordSpec
         The source's spec.
     n : int

@@ -1,6 +1,6 @@
 """The reference labeller: gold answers straight from the raw records.
 
-It never touches :class:`~chronorag.graphs.record_kg.RecordKG`, the retrieval operator
+It never touches :class:`~chronorag.workflows.kg_irag.record_kg.RecordKG`, the retrieval operator
 or the loop: it parses the raw rows itself (``datetime.fromisoformat``), applies the
 spec's thresholds with its own comparison code, and scans the candidate windows one
 by one. The KG-iRAG loop is checked against this independent path.
@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from chronorag.graphs.record_kg import RecordSpec
+from chronorag.workflows.kg_irag.record_kg import RecordSpec
 
 __all__ = ["NO_ANSWER", "NO_NEED", "ReferenceLabeller", "format_answer_time"]
 

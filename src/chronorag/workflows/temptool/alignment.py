@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from chronorag.errors import LLMError
-from chronorag.integrations.embeddings import Encoder
+from chronorag.graphs.encoders import Encoder
 
 __all__ = [
     "Alignment",

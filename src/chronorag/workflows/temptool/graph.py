@@ -53,15 +53,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from chronorag.errors import ChronoRAGError, LLMError
+from chronorag.graphs.event_index import EventIndex
 from chronorag.integrations.llm import ChatLLM, record_fallback, resolve_llm, strip_reasoning
-from chronorag.integrations.temporal_tools import (
-    MAX_OBS_ROWS,
-    TOOL_NAMES,
-    TemporalKGTools,
-    ToolResult,
-    make_langchain_tools,
-)
-from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.prompts import (
     LIMIT_NOTE,
     NATIVE_SYSTEM,
@@ -78,6 +71,13 @@ from chronorag.workflows.temptool.state import (
     AgentState,
 )
 from chronorag.workflows.temptool.tagged_protocol import format_obs, parse_turn, split_answers
+from chronorag.workflows.temptool.tools import (
+    MAX_OBS_ROWS,
+    TOOL_NAMES,
+    TemporalKGTools,
+    ToolResult,
+    make_langchain_tools,
+)
 
 __all__ = ["build_graph", "graph", "PROTOCOLS", "AgentContext"]
 

@@ -1,6 +1,6 @@
 """No-LLM temporal reasoner: question -> tool program -> ranked answers.
 
-1. :func:`chronorag.graphs.tquestion.parse_question` gives the skeleton (target,
+1. :func:`chronorag.graphs.question.parse_question` gives the skeleton (target,
    ordinal, temporal constraint, anchor phrase, main clause).
 2. :meth:`TemporalReasoner.plan` grounds it: entity mentions in the main clause are
    found against the KG vocabulary (longest spans whose normalised tokens equal an
@@ -28,10 +28,10 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from chronorag.graphs.question import TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
-from chronorag.graphs.tquestion import TemporalQuestion, parse_question
-from chronorag.integrations.temporal_tools import TemporalKGTools, ToolResult
 from chronorag.workflows.temptool.alignment import normalise_tokens
+from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
 

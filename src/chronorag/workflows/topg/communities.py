@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from chronorag.errors import missing_extra
-from chronorag.graphs.proposition_graph import PropositionGraph
+from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["hierarchical_leiden", "select_communities"]
 

@@ -105,7 +105,7 @@ def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None
 
     def start(state: ToPGState) -> dict[str, Any]:
         q = run_question(state, method="ToPG")
-        from chronorag.integrations.llm import _current_query
+        from chronorag.integrations.llm.ledger import _current_query
 
         rid = _current_query.get() or f"topg-{uuid.uuid4().hex[:12]}"
         return {"question": q, "queries": [q], "pool": [], "collected": [], "pruned": [], "new": [],

@@ -1,6 +1,6 @@
 """Build, extend and load ToPG index directories.
 
-An index directory holds a :class:`~chronorag.graphs.proposition_graph.PropositionGraph`
+An index directory holds a :class:`~chronorag.workflows.topg.proposition_graph.PropositionGraph`
 (written atomically) and the name of the encoder that embedded it. :func:`build_topg_index`
 reads a corpus, extracts propositions (spaCy without an LLM, or an LLM), embeds
 propositions and entities, reconciles entities with FAISS (cosine >= 0.9) and, when
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import DataFormatError
-from chronorag.graphs.proposition_graph import PropositionGraph
+from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["TopgIndex", "add_documents", "build_topg_index", "load_topg_index", "read_corpus"]
 
@@ -75,7 +75,7 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, str]]:
 
 def chunk_text(text: str, max_chars: int = 1200) -> list[str]:
     """Cut a long text into chunks of at most about ``max_chars`` at sentence ends."""
-    from chronorag.integrations.topg_extract import split_sentences
+    from chronorag.workflows.topg.extraction import split_sentences
 
     chunks: list[str] = []
     cur = ""
@@ -104,8 +104,8 @@ class TopgIndex:
 
 
 def _make_encoder(encoder: Any, cache: str | os.PathLike[str] | None, progress: bool) -> tuple[Any, str]:
-    from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache
-    from chronorag.retrievers.event_index import default_cache_path
+    from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache
+    from chronorag.graphs.event_index import default_cache_path
 
     if isinstance(encoder, str):
         name = encoder
@@ -117,7 +117,7 @@ def _make_encoder(encoder: Any, cache: str | os.PathLike[str] | None, progress: 
 
 def _extend(graph: PropositionGraph, passages: list[dict[str, str]], extractor: Any, enc: Any,
             progress: bool) -> dict[str, Any]:
-    from chronorag.integrations.topg_extract import faiss_matcher
+    from chronorag.workflows.topg.extraction import faiss_matcher
 
     t0 = time.perf_counter()
     records = extractor.extract(passages, progress=progress)
@@ -145,7 +145,7 @@ def _communities(graph: PropositionGraph, progress: bool) -> float:
 
 
 def _extractor(extractor: Any, llm: Any) -> Any:
-    from chronorag.integrations.topg_extract import (
+    from chronorag.workflows.topg.extraction import (
         LLMPropositionExtractor,
         SpacyPropositionExtractor,
     )
@@ -238,7 +238,7 @@ def add_documents(
 @lru_cache(maxsize=4)
 def _shared_encoder(name: str) -> Any:
     """One encoder object per kind and process (encoders are stateless)."""
-    from chronorag.integrations.embeddings import make_encoder
+    from chronorag.graphs.encoders import make_encoder
 
     return make_encoder(name)
 

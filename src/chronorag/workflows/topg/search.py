@@ -407,7 +407,7 @@ def global_anchors(index: TopgIndex, llm: ChatLLM | None, question: str,
 def rocchio_query(g: Any, u: int, origin: dict[int, np.ndarray], negative: dict[int, np.ndarray],
                   alpha: float, beta: float, gamma: float) -> np.ndarray:
     """Eq. 11 for anchor ``u``: its walker's query, its own vector, minus pruned candidates."""
-    from chronorag.graphs.proposition_graph import rocchio
+    from chronorag.workflows.topg.proposition_graph import rocchio
 
     return rocchio(origin[u], g.prop_vectors[u], negative.get(u), alpha=alpha, beta=beta, gamma=gamma)
 

@@ -34,11 +34,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from chronorag.graphs.record_kg import RecordKG
 from chronorag.graphs.time import parse_time
 from chronorag.integrations.llm import fallbacks, query_scope, resolve_llm
 from chronorag.workflows.kg_irag.engine import normalize_answer
 from chronorag.workflows.kg_irag.planner import Plan
+from chronorag.workflows.kg_irag.record_kg import RecordKG
 from chronorag.workflows.kg_irag.reference import NO_ANSWER, NO_NEED
 
 __all__ = ["aggregate", "evaluate", "score_one", "token_counter"]

@@ -1,6 +1,6 @@
 """TempTool-R1's temporal tools as LlamaIndex ``FunctionTool``s (for LlamaIndex agents).
 
-The same three tools as :func:`chronorag.integrations.temporal_tools.make_langchain_tools`
+The same three tools as :func:`chronorag.workflows.temptool.tools.make_langchain_tools`
 (``Get_time``, ``Get_head_entity``, ``Get_tail_entity``) with the same argument schemas;
 an agent sees the readable observation, and a bad argument comes back as an error
 observation the agent can correct (``ToolOutput.is_error``).
@@ -27,8 +27,8 @@ def make_llama_index_tools(tools: Any) -> list[Any]:
     """
     from llama_index.core.tools import FunctionTool, ToolMetadata
 
-    from chronorag.integrations.temporal_tools import TemporalKGTools, make_langchain_tools
-    from chronorag.retrievers.event_index import EventIndex
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.workflows.temptool.tools import TemporalKGTools, make_langchain_tools
 
     if isinstance(tools, EventIndex):
         tools = TemporalKGTools(tools)

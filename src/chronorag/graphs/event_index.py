@@ -14,7 +14,7 @@ Layout of ``INDEX_DIR``::
 The directory is written through :func:`chronorag.graphs.persist.write_index` (atomic,
 crash-safe, one writer at a time; see that module for the guarantees).
 Each triple is embedded once as its dateless sentence; see
-:mod:`chronorag.integrations.embeddings` for why.
+:mod:`chronorag.graphs.encoders` for why.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError
+from chronorag.graphs.encoders import (
+    CachedEncoder,
+    EmbeddingCache,
+    Encoder,
+    as_encoder,
+    make_encoder,
+)
 from chronorag.graphs.persist import (
     check_output_dir,
     load_npy,
@@ -37,15 +44,8 @@ from chronorag.graphs.persist import (
     write_json,
 )
 from chronorag.graphs.store import TemporalEventStore
+from chronorag.graphs.vectors import VectorIndex
 from chronorag.graphs.verbalize import verbalize_event
-from chronorag.integrations.embeddings import (
-    CachedEncoder,
-    EmbeddingCache,
-    Encoder,
-    as_encoder,
-    make_encoder,
-)
-from chronorag.integrations.vector_index import VectorIndex
 
 __all__ = ["INDEX_FORMAT_VERSION", "EventIndex", "build_event_index", "dated_event_texts", "default_cache_path"]
 
@@ -301,8 +301,8 @@ def build_event_index(
     out_dir : path-like
         Index directory; replaced only when the whole build succeeds.
     encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings
-        An encoder, a kind for :func:`~chronorag.integrations.embeddings.make_encoder`, or a
-        framework embedding model (see :func:`~chronorag.integrations.embeddings.as_encoder`).
+        An encoder, a kind for :func:`~chronorag.graphs.encoders.make_encoder`, or a
+        framework embedding model (see :func:`~chronorag.graphs.encoders.as_encoder`).
         An encoder instance is recorded by its ``model_id`` only; pass a kind to let
         :meth:`EventIndex.load` rebuild the matching query encoder.
     encoder_kwargs : dict, optional

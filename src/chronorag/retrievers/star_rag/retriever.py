@@ -3,7 +3,7 @@
 Per query (Alg. 1, Sec. 3.3, with the time handling described below):
 
 1. **Question time.** :func:`time_intent` reads the question with
-   :func:`chronorag.graphs.tquestion.parse_question`: an explicit time window ("in
+   :func:`chronorag.graphs.question.parse_question`: an explicit time window ("in
    April 2005", "before 22 October 2008", "between ... and ..."), an ordinal
    ("first"/"last"), and an anchor event ("before Ethiopia", "the same month as X").
    The anchor event is looked up: the KG entity whose name is nearest the anchor
@@ -46,132 +46,31 @@ cosine instead: a control with as many candidates as the rule graph supplies.
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from chronorag.graphs.rule_graph import RuleGraph
+from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
-from chronorag.graphs.tquestion import parse_question
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.dense import event_node
-from chronorag.retrievers.event_index import EventIndex
+from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 
-__all__ = [
-    "ANSWER_PROMPT",
-    "PERSONALIZATIONS",
-    "TIME_MODES",
-    "StarRAGPGRetriever",
-    "StarRAGRetriever",
-    "TimeIntent",
-    "answer_with_llm",
-    "build_answer_messages",
-    "format_events",
-    "parse_ranked_answers",
-    "time_intent",
-]
+__all__ = ["StarRAGPGRetriever", "StarRAGRetriever"]
 
-PERSONALIZATIONS = ("star", "uniform")
-TIME_MODES = ("cue", "dated", "none")
-_DAY = 1440
-_MONTH = 31 * _DAY
-_NEG, _POS = np.iinfo(np.int64).min // 4, np.iinfo(np.int64).max // 4
-_FILTER_KEYS = ("time", "start", "date")
-
-# ------------------------------------------------------------------ question time
-@dataclass
-class TimeIntent:
-    """What a question says about time (see :func:`time_intent`).
-
-    Attributes
-    ----------
-    constraint : {"none", "in", "before", "after", "between", "same"}
-        The temporal condition.
-    lo, hi : int or None
-        Explicit window in minutes ``[lo, hi)`` (``None``: open or needs the anchor).
-    ordinal : {"first", "last"} or None
-        Ordinal cue.
-    anchor : str or None
-        Anchor-event phrase ("before <anchor>", "same month as <anchor>").
-    same_granularity : Granularity or None
-        For ``"same"``: day, month or year.
-    main : str
-        The question's main clause (times and the anchor clause removed).
-    target : {"entity", "time"}
-        What is asked for.
-    """
-
-    constraint: str = "none"
-    lo: int | None = None
-    hi: int | None = None
-    ordinal: str | None = None
-    anchor: str | None = None
-    same_granularity: Granularity | None = None
-    main: str = ""
-    target: str = "entity"
-
-    @property
-    def reference_query(self) -> str | None:
-        """Text describing the anchor event: the main clause with the anchor phrase in it."""
-        return f"{self.main} {self.anchor}".strip() if self.anchor else None
-
-    @property
-    def order(self) -> str | None:
-        """Which end of the window the question wants: ``"first"``, ``"last"`` or ``None``."""
-        if self.ordinal:
-            return self.ordinal
-        if self.constraint == "after" and self.anchor:
-            return "first"
-        if self.constraint == "before" and self.anchor:
-            return "last"
-        return None
-
-    @property
-    def direction(self) -> str:
-        """Walk for a directed rule graph: ``"forward"`` (after), ``"backward"`` (before), else ``"both"``."""
-        return {"after": "forward", "before": "backward"}.get(self.constraint, "both")
-
-    @property
-    def has_time(self) -> bool:
-        """True when the question carries any time signal."""
-        return self.constraint != "none" or self.ordinal is not None
-
-
-def time_intent(question: str) -> TimeIntent:
-    """Read a question's time window, ordinal and anchor event with the question parser."""
-    q = parse_question(question)
-    ti = TimeIntent(constraint=q.constraint, ordinal=q.ordinal, anchor=q.anchor,
-                    same_granularity=q.same_granularity, main=q.main, target=q.target)
-    if q.times:
-        t0 = q.times[0].point
-        if q.constraint == "in":
-            ti.lo, ti.hi = t0.lo, t0.hi
-        elif q.constraint == "between" and len(q.times) >= 2:
-            ti.lo, ti.hi = t0.lo, q.times[1].point.hi
-        elif q.constraint == "before" and q.anchor is None:
-            ti.hi = t0.lo
-        elif q.constraint == "after" and q.anchor is None:
-            ti.lo = t0.hi
-    return ti
-
-
-def _rank_within(group: np.ndarray, t: np.ndarray, inside: np.ndarray) -> np.ndarray:
-    """Each event's time rank in [0, 1] among the in-window events of its group (0 = earliest)."""
-    r = np.zeros(len(t))
-    idx = np.flatnonzero(inside)
-    if len(idx) == 0:
-        return r
-    order = idx[np.lexsort((t[idx], group[idx]))]
-    g = group[order]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    sizes = np.diff(np.r_[starts, len(order)])
-    pos = np.arange(len(order)) - np.repeat(starts, sizes)
-    r[order] = pos / np.maximum(np.repeat(sizes, sizes) - 1, 1)
-    return r
+from chronorag.retrievers.star_rag.time_scoring import (
+    _DAY,
+    _MONTH,
+    _NEG,
+    _POS,
+    PERSONALIZATIONS,
+    TIME_MODES,
+    TimeIntent,
+    _rank_within,
+    time_intent,
+)
 
 
 # ------------------------------------------------------------------ retriever
@@ -630,8 +529,8 @@ class StarRAGPGRetriever(CustomPGRetriever):
         else:
             import tempfile
 
-            from chronorag.graphs.rule_graph import build_rule_graph
-            from chronorag.retrievers.event_index import build_event_index
+            from chronorag.graphs.event_index import build_event_index
+            from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
 
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:
@@ -648,92 +547,3 @@ class StarRAGPGRetriever(CustomPGRetriever):
 
     async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
         return await self._star.aretrieve(query_str)
-
-
-# ------------------------------------------------------------------ answering (App. E)
-ANSWER_PROMPT = """You answer questions about dated events from a knowledge graph. Read the
-numbered events, then think briefly before answering:
-- keep who did what to whom: the subject acts on the object, do not swap them;
-- use only events whose action matches the question's action;
-- apply the time condition exactly ("before", "after", "first", "last", "in <time>",
-  "the same day/month/year as ...") by comparing the dates.
-
-Write one short line starting "Reasoning:", then a line "Answers:" followed by up to
-10 candidates, best first, one per line: an entity name as written in the events, or a
-date (YYYY-MM-DD, YYYY-MM or YYYY, at the detail the question asks for). Nothing else.
-
-Example
-Events:
-1. On 2012-03-02, Ministry of Health (Kenya) signed an agreement with Oxfam.
-2. On 2012-05-19, Ministry of Health (Kenya) signed an agreement with UNICEF.
-3. On 2012-07-08, Ministry of Health (Kenya) signed an agreement with Red Cross.
-Question: Who did Kenya's health ministry sign an agreement with last before UNICEF?
-Reasoning: The UNICEF agreement is dated 2012-05-19; the only earlier agreement is with Oxfam on 2012-03-02.
-Answers:
-1. Oxfam
-2. Red Cross
-
-Events:
-{events}
-Question: {question}"""
-
-
-def format_events(events: list[Any]) -> str:
-    """Numbered event lines for :data:`ANSWER_PROMPT`."""
-    return "\n".join(f"{i + 1}. {e.verbalize()}" for i, e in enumerate(events))
-
-
-def build_answer_messages(question: str, events: list[Any]) -> list[dict[str, str]]:
-    """Chat messages asking for ranked answers over the retrieved events (App. E, our wording)."""
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
-    return [{"role": "user", "content": ANSWER_PROMPT.format(events=format_events(events), question=question)}]
-
-
-def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
-    """Parse the LLM's ranked list.
-
-    Anything before an ``Answers:`` line (the reasoning) is dropped; numbering, bullets,
-    quotes and a trailing period are removed; duplicates keep their first rank.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"expected text, got {type(text).__name__}")
-    m = list(re.finditer(r"^\s*(?:final\s+)?answers?\s*:\s*", text, flags=re.I | re.M))
-    if m:
-        text = text[m[-1].end():]
-    out: list[str] = []
-    for line in re.split(r"\n+|\s*\|\s*", text):
-        if re.match(r"^\s*(?:reasoning|thought)s?\s*:", line, flags=re.I):
-            continue
-        a = re.sub(r"^\s*(?:\d+[.):]|[-*•]|answer\s*\d*:)\s*", "", line, flags=re.I).strip().strip('"\'').rstrip(".")
-        if a and a.lower() not in {x.lower() for x in out}:
-            out.append(a)
-        if len(out) >= limit:
-            break
-    return out
-
-
-def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: int = 400) -> list[str]:
-    """Ask an LLM for up to 10 ranked answers over the retrieved events.
-
-    Parameters
-    ----------
-    llm : object
-        Anything :func:`chronorag.integrations.llm.resolve_llm` accepts (a LlamaIndex
-        ``LLM``, a LangChain chat model, ``LLMConfig``, a ``ChatLLM``); ``None`` uses
-        ``Settings.llm`` or the ``CHRONORAG_*`` environment and raises when neither is set.
-    question : str
-        The question.
-    events : list of Event
-        Retrieved events, best first.
-
-    Raises
-    ------
-    LLMError
-        No LLM configured, an unknown LLM object, or a failed call.
-    """
-    from chronorag.integrations.llm import resolve_llm
-
-    chat = resolve_llm(llm, required=True)
-    reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens)
-    return parse_ranked_answers(reply)

@@ -1,6 +1,6 @@
 """Extraction clients for ToPG's proposition graph, and FAISS entity reconciliation.
 
-Two extractors turn passages into :class:`~chronorag.graphs.proposition_graph.PropositionRecord`
+Two extractors turn passages into :class:`~chronorag.workflows.topg.proposition_graph.PropositionRecord`
 lists:
 
 - :class:`SpacyPropositionExtractor` (no LLM, the default): every sentence is a
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import LLMError, missing_extra
-from chronorag.graphs.proposition_graph import PropositionRecord
+from chronorag.workflows.topg.proposition_graph import PropositionRecord
 
 __all__ = ["LLMPropositionExtractor", "SpacyPropositionExtractor", "faiss_matcher", "split_sentences"]
 
@@ -42,7 +42,7 @@ SKIP_LABELS = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", 
 
 def faiss_matcher(queries: np.ndarray, base: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` inner products of ``queries`` against ``base`` with a FAISS flat index."""
-    from chronorag.integrations.vector_index import VectorIndex
+    from chronorag.graphs.vectors import VectorIndex
 
     if len(base) == 0:
         return (np.full((len(queries), k), -np.inf, np.float32), np.full((len(queries), k), -1, np.int64))

@@ -33,9 +33,14 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError, LLMError, missing_extra
+from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache, Encoder, make_encoder
 from chronorag.graphs.persist import atomic_dir, read_json, write_json
-from chronorag.graphs.timeslice import KnowledgeUnit, PeriodExtraction, Relation, TimeSlicedKG
-from chronorag.integrations.embeddings import CachedEncoder, EmbeddingCache, Encoder, make_encoder
+from chronorag.retrievers.tgrag.timeslice import (
+    KnowledgeUnit,
+    PeriodExtraction,
+    Relation,
+    TimeSlicedKG,
+)
 
 __all__ = [
     "chunk_text",
@@ -318,7 +323,7 @@ def add_period(index_dir: str | os.PathLike[str], documents: Iterable[tuple[str,
 
 def _index(docs: list[tuple[str, str]], out_dir: str | os.PathLike[str], *, extractor: Any, encoder: str,
            chunk_tokens: int, cache: Any, progress: bool, base: TGragIndex | None) -> TGragIndex:
-    from chronorag.retrievers.event_index import default_cache_path
+    from chronorag.graphs.event_index import default_cache_path
 
     if not docs:
         raise ValueError("no documents to index")

@@ -52,8 +52,8 @@ from typing import Any, Literal
 import numpy as np
 
 from chronorag.errors import ChronoRAGError, IndexFormatError
+from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import FILTER_TYPES, parse_time
-from chronorag.retrievers.event_index import EventIndex
 from chronorag.workflows.temptool.alignment import (
     Alignment,
     LexicalReranker,

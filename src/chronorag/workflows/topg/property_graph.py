@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chronorag.graphs.proposition_graph import PropositionGraph
+from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["export_topg_to_property_graph"]
 

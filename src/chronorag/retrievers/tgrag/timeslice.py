@@ -9,7 +9,7 @@ Every piece carries its period (e.g. a report year):
   description) attached to the entities they are about, with the chunk they come from;
 - **relations**: (source entity, target entity, description, weight) within a period.
 
-The structure is built by an extractor (:mod:`chronorag.retrievers.tgrag_index`) and can
+The structure is built by an extractor (:mod:`chronorag.retrievers.tgrag.index`) and can
 be extended one period at a time (:meth:`TimeSlicedKG.add_period`), which touches
 only the new period's entries.
 """

@@ -21,7 +21,7 @@ On top of it this module implements the Suggestion operators of the paper:
 
 Persistence goes through :func:`chronorag.graphs.persist.atomic_dir`, so a failed write
 leaves an existing index untouched. Extraction (spaCy or an LLM) and entity
-reconciliation with FAISS live in :mod:`chronorag.integrations.topg_extract`; this module
+reconciliation with FAISS live in :mod:`chronorag.workflows.topg.extraction`; this module
 only receives extracted records and vectors.
 """
 
@@ -302,7 +302,7 @@ class PropositionGraph:
             names not already in the graph.
         matcher : callable
             Top-k inner-product search (FAISS in
-            :func:`chronorag.integrations.topg_extract.faiss_matcher`).
+            :func:`chronorag.workflows.topg.extraction.faiss_matcher`).
         synonym_threshold : float
             New entities whose cosine to an earlier entity is at least this are merged
             into it (App. A, default 0.9). Names with different digits (years, ids) are

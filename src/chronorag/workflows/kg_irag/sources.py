@@ -20,7 +20,7 @@ Three built-in sources, each with documented abnormal-event thresholds:
 
 Each loader returns the spec and the *raw* rows (plain dicts) so that the KG mapper
 and the independent reference labeller read the same records. Users' own CSVs go
-through :func:`chronorag.graphs.record_kg.read_records_csv` with a declarative spec;
+through :func:`chronorag.workflows.kg_irag.record_kg.read_records_csv` with a declarative spec;
 pass ``thresholds=`` to override a built-in rule's threshold.
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import MissingExtraError, UnknownNameError
-from chronorag.graphs.record_kg import (
+from chronorag.workflows.kg_irag.record_kg import (
     EventRule,
     RecordKG,
     RecordSpec,

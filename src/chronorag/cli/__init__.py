@@ -1,0 +1,266 @@
+"""The ``chronorag`` command line.
+
+::
+
+    chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
+    chronorag demo
+    chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
+    chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out run.jsonl] [--judge]
+    chronorag star-rag build INDEX_DIR
+    chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
+    chronorag sft cronquestions TRAJECTORIES.jsonl --out sft.jsonl
+    chronorag ragas RUN.jsonl [--tool-calls [--reference REF.jsonl]] [--llm-url URL]
+    chronorag report RUN1.jsonl [RUN2.jsonl ...] --out DIR
+    chronorag topg index CORPUS --out INDEX_DIR [--llm-url URL] [--encoder minilm|static] [--add]
+    chronorag eval 2wiki INDEX_DIR QUESTIONS.jsonl --method topg-local [--max-iter N] [--lam X]
+    chronorag info INDEX_DIR
+    chronorag kg-irag generate --source nyc-weather --n 600 --seed 0 --out QUESTIONS.jsonl
+    chronorag kg-irag ask "question" --source nyc-weather [--method kg-irag] [--llm-url URL]
+    chronorag eval kg-irag QUESTIONS.jsonl --source nyc-weather --method kg-irag|single-pass|limited|no-check
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from chronorag.cli._common import (
+    OFFLINE_ENV,
+    _os_error_message,
+    bundled_sample_path,
+    set_offline_env,
+)
+from chronorag.cli.ask import _cmd_ask
+from chronorag.cli.demo import _cmd_demo
+from chronorag.cli.evaluate import _cmd_eval, _cmd_ragas, _cmd_report
+from chronorag.cli.index import _cmd_info, _cmd_ingest
+from chronorag.cli.kg_irag import _add_kg_irag
+from chronorag.cli.methods import _cmd_star_build, _cmd_tgrag_index, _cmd_topg_index
+from chronorag.cli.sft import _cmd_sft
+from chronorag.errors import ChronoRAGError
+
+__all__ = ["OFFLINE_ENV", "bundled_sample_path", "main"]
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``chronorag`` command."""
+    p = argparse.ArgumentParser(prog="chronorag", description="Temporal GraphRAG components.")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add_encoder_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--encoder", default="minilm", choices=["minilm", "static"],
+                        help="embedding model: MiniLM (default) or static (distilled, fast)")
+        sp.add_argument("--cache", default=None, help="embedding cache file (default: $CHRONORAG_HOME/embeddings.sqlite)")
+
+    sp = sub.add_parser("ingest", help="build an index directory from a KG file")
+    sp.add_argument("kg", help="events file: ICEWS-style .tsv[.gz], .csv or .jsonl")
+    sp.add_argument("--out", required=True,
+                    help="index directory: new, empty, or a chronorag index (replaced atomically; "
+                         "any other non-empty directory is refused)")
+    sp.add_argument("--format", choices=["tsv", "csv", "jsonl"], default=None)
+    sp.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                    help="malformed lines: fail (default) or skip and report")
+    sp.add_argument("--index", choices=["flat", "hnsw"], default="flat")
+    add_encoder_opts(sp)
+    sp.set_defaults(func=_cmd_ingest)
+
+    sp = sub.add_parser("demo", help="ingest the bundled sample and run a few queries offline")
+    sp.add_argument("--out", default=None, help="where to keep the demo index")
+    add_encoder_opts(sp)
+    sp.set_defaults(func=_cmd_demo)
+
+    from chronorag.evaluation import METHODS
+
+    sp = sub.add_parser("ask", help="answer one question over an index")
+    sp.add_argument("index_dir")
+    sp.add_argument("question")
+    sp.add_argument("--method", default="dense", choices=sorted(METHODS))
+    sp.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
+    sp.set_defaults(func=_cmd_ask)
+
+    sp = sub.add_parser("eval", help="evaluate a method on a question file")
+    sp.add_argument("dataset", choices=["multitq", "time-longqa", "jsonl", "2wiki", "graphrag-bench"])
+    sp.add_argument("index_dir")
+    sp.add_argument("questions")
+    sp.add_argument("--method", default="dense", choices=sorted(METHODS))
+    sp.add_argument("--limit", type=int, default=None)
+    sp.add_argument("--out", default=None,
+                    help="run file (JSONL) to write; replaced atomically when the run ends "
+                         "(default: a new unique file in the temp directory)")
+    sp.add_argument("--llm-url", default=None)
+    sp.add_argument("--deadline", type=float, default=None,
+                    help="seconds per question for the tools agent (default 300)")
+    sp.add_argument("--max-iter", type=int, default=None, help="ToPG: Suggestion-Selection iterations")
+    sp.add_argument("--lam", type=float, default=None, help="ToPG: structural weight lambda")
+    sp.add_argument("--token-budget", type=int, default=None,
+                    help="graphrag-bench: context tokens per question (default 1000)")
+    sp.add_argument("--judge", action="store_true",
+                    help="also score the first answer with an LLM judge (majority of 3 calls; needs --llm-url)")
+    sp.add_argument("--judge-votes", type=int, default=3, help="judge calls per answer (odd)")
+    sp.set_defaults(func=_cmd_eval)
+
+    sp = sub.add_parser("star-rag", help="STAR-RAG jobs")
+    ssub = sp.add_subparsers(dest="star_command", required=True)
+    b = ssub.add_parser("build", help="build the rule graph of an index directory")
+    b.add_argument("index_dir")
+    b.add_argument("--min-support", type=float, default=0.02, help="Apriori minimum support")
+    b.add_argument("--k-type", type=int, default=2, help="labels kept per entity")
+    b.add_argument("--window-days", type=int, default=30, help="local time window for event pairs")
+    b.set_defaults(func=_cmd_star_build)
+
+    sp = sub.add_parser("tgrag", help="T-GRAG jobs")
+    tsub = sp.add_subparsers(dest="tgrag_command", required=True)
+    b = tsub.add_parser("index", help="index period documents (one file per period) into a T-GRAG index")
+    b.add_argument("docs", help="a directory of .md/.txt files named by period (2019.md), or one file with --period")
+    b.add_argument("--out", required=True, help="index directory")
+    b.add_argument("--period", default=None, help="period of the given documents (default: file name)")
+    b.add_argument("--add", action="store_true", help="add new periods to an existing index")
+    b.add_argument("--chunk-tokens", type=int, default=1000)
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_tgrag_index)
+
+    sp = sub.add_parser("topg", help="ToPG jobs")
+    tsub = sp.add_subparsers(dest="topg_command", required=True)
+    b = tsub.add_parser("index", help="build a ToPG proposition graph from a corpus")
+    b.add_argument("corpus", help="JSON list of {title, text} or {context} records, or a folder of .txt/.md files")
+    b.add_argument("--out", required=True, help="index directory (replaced atomically)")
+    b.add_argument("--llm-url", default=None, help="extract with an LLM (default: spaCy, no LLM)")
+    b.add_argument("--add", action="store_true", help="add the passages to an existing index")
+    b.add_argument("--no-communities", action="store_true", help="skip the Leiden communities (Global mode)")
+    add_encoder_opts(b)
+    b.set_defaults(func=_cmd_topg_index)
+
+    sp = sub.add_parser("sft", help="write TempTool SFT records (tagged protocol, correct answers only)")
+    sp.add_argument("source", choices=["cronquestions", "reasoner"],
+                    help="cronquestions: convert tool trajectories; reasoner: run the no-LLM reasoner on questions")
+    sp.add_argument("path", help="trajectory file, or a question JSONL with gold answers")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--index", default=None, help="index directory (reasoner source)")
+    sp.add_argument("--limit", type=int, default=None)
+    sp.set_defaults(func=_cmd_sft)
+
+    sp = sub.add_parser("ragas", help="RAGAS scores of a run file from `eval` (LLM-free and temporal "
+                                      "metrics; LLM metrics with --llm-url; tool-call accuracy with --tool-calls)")
+    sp.add_argument("predictions", help="the run file (JSONL) `chronorag eval --out` wrote")
+    sp.add_argument("--tool-calls", action="store_true",
+                    help="score tool-call traces with RAGAS ToolCallAccuracy in strict order")
+    sp.add_argument("--reference", default=None,
+                    help="with --tool-calls: question file with reference_tool_calls, or a run file whose traces "
+                         "are the reference (default: reference_tool_calls in the predictions)")
+    sp.add_argument("--llm-url", default=None,
+                    help="OpenAI-compatible endpoint for faithfulness, answer correctness and context precision")
+    sp.add_argument("--embedding-url", default=None, help="embeddings endpoint (default: --llm-url)")
+    sp.add_argument("--embedding-model", default=None, help="embeddings model name (default: the LLM model name)")
+    sp.set_defaults(func=_cmd_ragas)
+
+    sp = sub.add_parser("report", help="side-by-side HTML report (with PNG figures) of run files from `eval`")
+    sp.add_argument("runs", nargs="+", help="run files (JSONL) written by `chronorag eval --out`")
+    sp.add_argument("--out", required=True, help="directory for index.html and the PNGs (created if missing)")
+    sp.add_argument("--title", default=None)
+    sp.set_defaults(func=_cmd_report)
+
+    sp = sub.add_parser("info", help="print an index directory's metadata")
+    sp.add_argument("index_dir")
+    sp.set_defaults(func=_cmd_info)
+
+    _add_kg_irag(sub)
+    return p
+
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``chronorag`` console script.
+
+    Expected failures (bad input files, damaged or foreign index files, a locked or
+    refused output directory, operating-system errors such as a permission denied)
+    print one line ``chronorag CMD: error: ...`` naming the file and the fix, and
+    return 2. Ctrl-C returns 130. Anything else is a bug and keeps its traceback.
+    """
+    import sqlite3
+
+    set_offline_env()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pos = [i for i, a in enumerate(argv) if not a.startswith("-")]
+    if len(pos) >= 2 and argv[pos[0]] == "eval" and argv[pos[1]] == "kg-irag":
+        argv[pos[0]], argv[pos[1]] = "kg-irag", "eval"  # `eval kg-irag ...` is `kg-irag eval ...`
+    args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return int(args.func(args))
+    except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
+        print(f"chronorag {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"chronorag {args.command}: error: {_os_error_message(exc)}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:
+        print(f"chronorag {args.command}: error: embedding cache: {exc}; pass another --cache "
+              "file or set CHRONORAG_HOME", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"chronorag {args.command}: interrupted; any index being written was left as it "
+              "was before this run", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

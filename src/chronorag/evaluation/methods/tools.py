@@ -1,0 +1,66 @@
+"""The ``tools`` method: TempTool-R1's no-LLM reasoner, or its LangGraph agent with an LLM."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from chronorag.evaluation.runner import Method, Prediction, register_method
+
+
+def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
+                   protocol: str | None = None, max_tool_calls: int = 8, deadline_s: float | None = None,
+                   **_: Any) -> Method:
+    """TempTool: the no-LLM reasoner, or the agent graph when an LLM is given (``llm_url`` or ``llm``).
+
+    A question with an invalid date raises :class:`~chronorag.errors.TimeParseError`; a
+    time outside the graph's span gives no answers and says why in ``info["note"]``.
+    With an LLM, every LLM failure (connection refused, HTTP 5xx, timeout, an empty
+    reply) raises :class:`~chronorag.errors.LLMError` naming the endpoint; a question
+    gets at most ``deadline_s`` seconds (default 300).
+    """
+    from chronorag.errors import TimeParseError
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
+    if chat is None:
+        if protocol not in (None, "planner"):
+            raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
+        reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)))
+
+        def method(q: dict[str, Any]) -> Prediction:
+            res = reasoner.answer(q["question"])
+            if res.error and res.error.startswith("invalid date"):
+                raise TimeParseError(f"question {q['question']!r}: {res.error}")
+            return Prediction(answers=res.answers, evidence=res.evidence,
+                              info={"mode": "no-LLM reasoner", "calls": res.calls, "note": res.note,
+                                    "plan": res.plan.describe() if res.plan else None},
+                              trace=[{"name": c["name"], "args": c["arguments"]} for c in res.calls])
+
+        return method
+
+    from chronorag.workflows.temptool.graph import build_graph
+
+    graph = build_graph(str(index_dir), llm=chat, protocol=protocol, max_tool_calls=max_tool_calls,
+                        deadline_s=deadline_s or DEFAULT_DEADLINE_S)
+
+    def agent_method(q: dict[str, Any]) -> Prediction:
+        qid = str(q.get("quid", q.get("id", q["question"])))
+        with query_scope(qid):
+            out = graph.invoke({"question": q["question"]})
+        return Prediction(answers=out.get("answers", []),
+                          evidence=[str(m.content) for m in out.get("messages", []) if m.type == "tool"],
+                          info={"mode": out.get("mode"), "tool_calls": out.get("tool_calls", 0),
+                                "stopped": out.get("stopped"), "note": out.get("note", ""),
+                                "tokens": chat.ledger.summary(qid), "fallbacks": fallbacks.counts(qid)},
+                          trace=[{"name": c["name"], "args": c["args"]} for m in out.get("messages", [])
+                                 if m.type == "ai" for c in (getattr(m, "tool_calls", None) or [])])
+
+    return agent_method
+
+
+register_method("tools", _tools_factory)

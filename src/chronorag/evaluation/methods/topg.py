@@ -1,0 +1,20 @@
+"""The ToPG methods (``topg-naive``, ``topg-local``, ``topg-global``) and the ``dense-passages`` baseline."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from chronorag.evaluation.runner import Method, register_method
+
+
+def _topg_factory(index_dir: str | os.PathLike[str], *, method: str, **kw: Any) -> Method:
+    """ToPG (Naive/Local/Global) or the dense-passage baseline over a ToPG index (evaluation/passages.py)."""
+    from chronorag.evaluation.methods.passages import topg_method
+
+    return topg_method(index_dir, method=method, **kw)
+
+
+for _name in ("topg-naive", "topg-local", "topg-global", "dense-passages"):
+    register_method(_name, functools.partial(_topg_factory, method=_name))

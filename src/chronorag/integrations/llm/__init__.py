@@ -1,0 +1,31 @@
+"""One LLM layer for any OpenAI-compatible endpoint (vLLM in production, llama.cpp on a laptop).
+
+- :mod:`.config`: :class:`LLMConfig` (``CHRONORAG_*`` environment) and the clients it builds;
+- :mod:`.ledger`: the per-query token/latency ledger and the fallback log;
+- :mod:`.chat`: :class:`ChatLLM` and :func:`resolve_llm` over any LLM object.
+"""
+
+from chronorag.integrations.llm.chat import ChatLLM, resolve_llm
+from chronorag.integrations.llm.config import LLMConfig, chat, strip_reasoning
+from chronorag.integrations.llm.ledger import (
+    CallRecord,
+    FallbackLog,
+    TokenLedger,
+    fallbacks,
+    query_scope,
+    record_fallback,
+)
+
+__all__ = [
+    "CallRecord",
+    "ChatLLM",
+    "FallbackLog",
+    "LLMConfig",
+    "TokenLedger",
+    "chat",
+    "fallbacks",
+    "query_scope",
+    "record_fallback",
+    "resolve_llm",
+    "strip_reasoning",
+]

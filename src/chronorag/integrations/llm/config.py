@@ -1,0 +1,264 @@
+"""One configuration for any OpenAI-compatible LLM endpoint (vLLM in production).
+
+:class:`LLMConfig` reads ``CHRONORAG_BASE_URL``, ``CHRONORAG_MODEL``,
+``CHRONORAG_API_KEY``, ``CHRONORAG_TEMPERATURE``, ``CHRONORAG_TIMEOUT``,
+``CHRONORAG_MAX_RETRIES`` and ``CHRONORAG_MAX_TOKENS`` from the environment (or takes
+them as arguments) and builds:
+
+- a LangChain ``ChatOpenAI`` (:meth:`LLMConfig.langchain_chat`),
+- a LlamaIndex ``OpenAILike`` (:meth:`LLMConfig.llama_index_llm`),
+- a plain ``openai.OpenAI`` client (:meth:`LLMConfig.openai_client`).
+
+All three share one ``httpx`` client whose hooks feed a :class:`TokenLedger`: every
+chat/completion call's prompt and completion tokens (as the server reports them in
+``usage``) and latency, tagged with the query being answered. Pipelines wrap each
+question in ``with ledger.query(qid):`` and read ``ledger.summary(qid)``.
+
+No endpoint configured (``base_url`` unset) means every pipeline runs its
+documented no-LLM mode; :meth:`LLMConfig.require` raises :class:`~chronorag.errors.LLMError`
+for code that cannot.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import Field, PrivateAttr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from chronorag.errors import LLMError
+from chronorag.integrations.llm.ledger import (
+    TokenLedger,
+    _make_response_hook,
+    _on_request,
+)
+
+__all__ = ["LLMConfig", "chat", "strip_reasoning"]
+
+class LLMConfig(BaseSettings):
+    """Settings of an OpenAI-compatible chat endpoint (env prefix ``CHRONORAG_``).
+
+    Parameters
+    ----------
+    base_url : str, optional
+        e.g. ``"http://localhost:8000/v1"``; unset means no-LLM mode.
+    model : str
+        The served model name (the vLLM recipe serves it as ``"chronorag"``).
+    api_key : str
+        Bearer token (vLLM accepts anything unless started with ``--api-key``).
+    temperature : float
+        Sampling temperature (0 = greedy, reproducible).
+    timeout : float
+        Seconds per request.
+    max_retries : int
+        Retries on connection errors and 5xx.
+    max_tokens : int, optional
+        Completion cap per call.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="CHRONORAG_", extra="ignore")
+
+    base_url: str | None = None
+    model: str = "chronorag"
+    api_key: str = "EMPTY"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+    max_tokens: int | None = Field(None, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, v: str | None) -> str | None:
+        if v in (None, ""):
+            return None
+        if not v.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
+        return v.rstrip("/")
+
+    @property
+    def is_configured(self) -> bool:
+        """True when an endpoint URL is set."""
+        return self.base_url is not None
+
+    def require(self) -> str:
+        """The base URL, or :class:`LLMError` explaining how to set one."""
+        if self.base_url is None:
+            raise LLMError(
+                "no LLM endpoint configured: pass --llm-url or set CHRONORAG_BASE_URL "
+                "(e.g. http://localhost:8000/v1 for vLLM)"
+            )
+        return self.base_url
+
+    # one ledger and one pair of httpx clients per config object
+    _clients: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def _state(self) -> dict[str, Any]:
+        if "ledger" not in self._clients:
+            self._clients["ledger"] = TokenLedger()
+        return self._clients
+
+    @property
+    def ledger(self) -> TokenLedger:
+        """The token ledger fed by every client this config builds."""
+        return self._state()["ledger"]
+
+    def http_client(self) -> httpx.Client:
+        """The shared sync ``httpx.Client`` with the accounting hooks."""
+        st = self._state()
+        if "http" not in st:
+            st["http"] = httpx.Client(
+                timeout=self.timeout,
+                event_hooks={"request": [_on_request], "response": [_make_response_hook(self.ledger)]},
+            )
+        return st["http"]
+
+    def async_http_client(self) -> httpx.AsyncClient:
+        """The shared ``httpx.AsyncClient`` with the accounting hooks."""
+        st = self._state()
+        if "ahttp" not in st:
+            hook = _make_response_hook(self.ledger)
+
+            async def _areq(request: httpx.Request) -> None:
+                _on_request(request)
+
+            async def _aresp(response: httpx.Response) -> None:
+                if "application/json" in response.headers.get("content-type", ""):
+                    await response.aread()
+                hook(response)
+
+            st["ahttp"] = httpx.AsyncClient(
+                timeout=self.timeout, event_hooks={"request": [_areq], "response": [_aresp]}
+            )
+        return st["ahttp"]
+
+    def openai_client(self) -> Any:
+        """A plain ``openai.OpenAI`` client for this endpoint."""
+        from openai import OpenAI
+
+        return OpenAI(base_url=self.require(), api_key=self.api_key, timeout=self.timeout,
+                      max_retries=self.max_retries, http_client=self.http_client())
+
+    def langchain_chat(self, **overrides: Any) -> Any:
+        """A LangChain ``ChatOpenAI`` for this endpoint (tool calling supported)."""
+        from langchain_openai import ChatOpenAI
+
+        kwargs: dict[str, Any] = dict(
+            base_url=self.require(), model=self.model, api_key=self.api_key,
+            temperature=self.temperature, timeout=self.timeout, max_retries=self.max_retries,
+            http_client=self.http_client(), http_async_client=self.async_http_client(),
+        )
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        kwargs.update(overrides)
+        return ChatOpenAI(**kwargs)
+
+    def llama_index_llm(self, **overrides: Any) -> Any:
+        """A LlamaIndex ``OpenAILike`` chat LLM for this endpoint."""
+        from llama_index.llms.openai_like import OpenAILike
+
+        kwargs: dict[str, Any] = dict(
+            api_base=self.require(), model=self.model, api_key=self.api_key,
+            temperature=self.temperature, timeout=self.timeout, max_retries=self.max_retries,
+            is_chat_model=True, is_function_calling_model=True, context_window=32768,
+            http_client=self.http_client(), async_http_client=self.async_http_client(),
+        )
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        kwargs.update(overrides)
+        return OpenAILike(**kwargs)
+
+
+def chat(config: LLMConfig, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+    """Send chat messages to the endpoint and return the reply text.
+
+    Parameters
+    ----------
+    config : LLMConfig
+        A configured endpoint.
+    messages : list of dict
+        OpenAI-style ``{"role": ..., "content": ...}`` messages.
+    **kwargs
+        Extra request fields (``max_tokens``, ``stop`` ...).
+
+    Raises
+    ------
+    LLMError
+        When no endpoint is configured, the call fails, or the reply has no text.
+    """
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m:
+            raise ValueError(f"message #{i} is not a {{'role', 'content'}} dict: {m!r}")
+    client = config.openai_client()
+    params: dict[str, Any] = {"temperature": config.temperature}
+    if config.max_tokens is not None:
+        params["max_tokens"] = config.max_tokens
+    params.update(kwargs)
+    try:
+        resp = client.chat.completions.create(model=config.model, messages=messages, **params)
+    except Exception as exc:  # the openai client raises many types; keep the cause
+        raise LLMError(f"LLM call to {config.base_url} failed: {exc}") from exc
+    try:
+        text = resp.choices[0].message.content if resp.choices else None
+    except (AttributeError, IndexError, TypeError) as exc:  # a non-OpenAI-shaped reply
+        raise LLMError(f"LLM at {config.base_url} returned a malformed reply: {resp!r:.300}") from exc
+    if text is None:
+        raise LLMError(f"LLM at {config.base_url} returned no text: {resp!r}")
+    return text
+
+
+# ---------------------------------------------------------------------------
+# One adapter for every LLM object a user may hand chronorag
+# ---------------------------------------------------------------------------
+
+_THINK_RE = None
+
+
+def strip_reasoning(text: str) -> str:
+    """Remove reasoning blocks (``<think>...</think>``, ``<thinking>...</thinking>``).
+
+    Reasoning models served without a reasoning parser put their chain of thought in
+    the reply text. A block left open (the budget ran out mid-thought) is removed to the
+    end; a stray closing tag (the server stripped the opening one) drops what precedes it.
+
+    Examples
+    --------
+    >>> strip_reasoning("<think>\\nhmm\\n</think>\\n\\n1. Romania")
+    '1. Romania'
+    """
+    import re
+
+    global _THINK_RE
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if _THINK_RE is None:
+        _THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|\Z)", re.S | re.I)
+    out = _THINK_RE.sub("", text)
+    m = re.search(r"</(think|thinking|reasoning)>", out, re.I)
+    if m:
+        out = out[m.end():]
+    return out.strip()
+
+def _json_from_text(text: str) -> Any:
+    """Parse the first JSON object or array in ``text`` (code fences allowed)."""
+    import re
+
+    s = text.strip()
+    m = re.search(r"```(?:json)?\s*(.*?)```", s, re.S)
+    if m:
+        s = m.group(1).strip()
+    try:
+        return json.loads(s)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    dec = json.JSONDecoder()
+    for i, ch in enumerate(s):
+        if ch in "{[":
+            try:
+                return dec.raw_decode(s[i:])[0]
+            except (json.JSONDecodeError, RecursionError):
+                continue
+    raise ValueError(f"no JSON value in reply: {text[:200]!r}")
