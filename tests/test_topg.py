@@ -215,7 +215,7 @@ def test_second_question_on_one_thread_and_messages_input(topg_dir):
     cfg = {"configurable": {"thread_id": "t1"}}
     a = gr.invoke({"question": "Where was the director of the film Blue Harbor born?"}, cfg)
     b = gr.invoke({"messages": [HumanMessage("Who founded Nordic Pictures and where?")]}, cfg)
-    assert b["question"].startswith("Who founded Nordic")
+    assert b["current"].startswith("Who founded Nordic")
     assert b["passage_ids"][0] == 8 and a["passage_ids"][0] != 8
     assert b["proposition_ids"] != a["proposition_ids"]
     with pytest.raises(ValueError, match="question"):
