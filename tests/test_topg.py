@@ -133,16 +133,6 @@ def test_evidence_rule_is_strict():
 
 
 # ----------------------------------------------------------------------------- indexing
-@pytest.fixture(scope="module")
-def topg_dir(tmp_path_factory, minilm):
-    from chronorag.workflows.topg.index import build_topg_index, read_corpus
-
-    out = tmp_path_factory.mktemp("topg") / "idx"
-    idx, summary = build_topg_index(read_corpus(CORPUS), out, encoder=minilm, progress=False)
-    assert summary["passages"] == 10 and summary["propositions"] >= 15
-    return out
-
-
 def test_index_shape_and_title_entities(topg_dir):
     g = PropositionGraph.load(topg_dir)
     e = g.entity_index("Anna Kovac")

@@ -1,4 +1,4 @@
-"""LangGraph state machine: ``retrieve`` -> ``answer``.
+"""LangGraph state machine: ``start`` -> ``retrieve`` -> ``answer``.
 
 ``retrieve`` runs :class:`~chronorag.retrievers.dense.DenseEventRetriever` over the index
 directory named in the run context (``index_dir``), the one given to :func:`build_graph`,
@@ -41,7 +41,7 @@ from chronorag.workflows.common import index_dir_of, resolve_context, run_questi
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState
 
-__all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve"]
+__all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve", "start"]
 
 
 @lru_cache(maxsize=4)
@@ -75,15 +75,18 @@ def _llm(build: _Build) -> ChatLLM | None:
     return resolve_llm(build.llm)
 
 
-def retrieve(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
-    """Take this run's question (consuming the input) and retrieve its events."""
-    ctx = resolve_context(build.defaults, runtime.context)
+def start(state: QAState) -> dict[str, Any]:
+    """Take this run's question, consuming the input first, and reset the previous run's outputs."""
     q, consumed = run_question(state, method="dense QA")
+    return {**consumed, "current": q, "event_ids": [], "answers": [], "evidence": [], "mode": "", "info": {}}
+
+
+def retrieve(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
+    """Retrieve the question's events."""
+    ctx = resolve_context(build.defaults, runtime.context)
     index = _load_index(index_dir_of(ctx.index_dir, method="dense QA"))
-    ids, _ = DenseEventRetriever(index, similarity_top_k=ctx.similarity_top_k).retrieve_event_ids(q)
-    # every output field of the previous run on this thread is replaced here
-    return {**consumed, "current": q, "event_ids": [int(i) for i in ids], "answers": [], "evidence": [],
-            "mode": "", "info": {}}
+    ids, _ = DenseEventRetriever(index, similarity_top_k=ctx.similarity_top_k).retrieve_event_ids(state["current"])
+    return {"event_ids": [int(i) for i in ids]}
 
 
 def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
@@ -146,9 +149,11 @@ def build_graph(
         resolve_llm(llm)  # an unknown object fails here, never silently later
     b = _Build(defaults=defaults, llm=llm)
     g = StateGraph(QAState, context_schema=QAContext, input_schema=QAInput, output_schema=QAOutput)
+    g.add_node("start", start)
     g.add_node("retrieve", partial(retrieve, build=b))
     g.add_node("answer", partial(answer, build=b))
-    g.add_edge(START, "retrieve")
+    g.add_edge(START, "start")
+    g.add_edge("start", "retrieve")
     g.add_edge("retrieve", "answer")
     g.add_edge("answer", END)
     return g.compile(checkpointer=checkpointer)
