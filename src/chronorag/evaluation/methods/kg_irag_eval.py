@@ -47,19 +47,10 @@ _LABELS = ("yes", "no", NO_NEED, NO_ANSWER)
 
 
 def token_counter() -> tuple[Any, str]:
-    """``(count(text) -> int, unit)``: tiktoken ``cl100k_base`` if available, else words."""
-    try:
-        import tiktoken
+    """``(count(text) -> int, unit)``: the one token counter, :func:`chronorag.graphs.text.count_tokens`."""
+    from chronorag.graphs.text import count_tokens, tokenizer_name
 
-        if "TIKTOKEN_CACHE_DIR" not in os.environ:  # the copy LlamaIndex ships (offline)
-            import llama_index.core
-
-            os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(
-                os.path.dirname(llama_index.core.__file__), "_static", "tiktoken_cache")
-        enc = tiktoken.get_encoding("cl100k_base")
-        return (lambda t: len(enc.encode(t))), "cl100k_base"
-    except Exception:  # noqa: BLE001 - offline without a cache: report words instead, named
-        return (lambda t: len(t.split())), "words"
+    return count_tokens, tokenizer_name()
 
 
 def _plan_of(q: Mapping[str, Any], kg: RecordKG) -> Plan:

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from chronorag.graphs.text import parse_ranked_answers
+
 __all__ = ["ParsedTurn", "parse_turn", "split_answers", "format_obs", "format_tool_calls"]
 
 _BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>|<response>|<obs>|$))", re.S)
@@ -167,13 +169,7 @@ def split_answers(text: str) -> list[str]:
     m = _RESPONSE.search(text)
     if m:
         text = m.group(1)
-    parts = re.split(r"\s*\|\s*|\n+|;\s*", text.strip())
-    out: list[str] = []
-    for p in parts:
-        p = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", p).strip().strip('"').strip()
-        if p and p not in out:
-            out.append(p)
-    return out
+    return parse_ranked_answers(text, limit=50) if text.strip() else []
 
 
 def format_obs(observation: str) -> str:
