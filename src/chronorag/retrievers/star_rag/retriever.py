@@ -46,6 +46,10 @@ cosine instead: a control with as many candidates as the rule graph supplies.
 from __future__ import annotations
 
 import os
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,11 +58,11 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
-from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
+from chronorag.retrievers.base import TemporalPGRetrieverMixin, TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.dense import event_node
 from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 
-__all__ = ["StarRAGPGRetriever", "StarRAGRetriever"]
+__all__ = ["StarRAGPGRetriever", "StarRAGRetriever", "derived_index_dir"]
 
 from chronorag.retrievers.star_rag.time_scoring import (
     _DAY,
@@ -494,28 +498,74 @@ class StarRAGRetriever(TemporalRetriever):
         return out
 
 
-class StarRAGPGRetriever(CustomPGRetriever):
+#: derived (index, rule graph) pairs of this process, by (store fingerprint, encoder); see StarRAGPGRetriever
+_DERIVED: OrderedDict[tuple[str, str], tuple[EventIndex, RuleGraph]] = OrderedDict()
+_DERIVED_MAX = 4
+_DERIVED_LOCK = threading.Lock()
+
+
+def derived_index_dir(fingerprint: str, encoder_key: str) -> Path:
+    """Where :class:`StarRAGPGRetriever` keeps the index it derives from a graph store:
+    ``$CHRONORAG_HOME/pg-derived/<store fingerprint>-<encoder>`` (``~/.cache/chronorag`` by default)."""
+    home = Path(os.environ.get("CHRONORAG_HOME", Path.home() / ".cache" / "chronorag"))
+    return home / "pg-derived" / f"{fingerprint}-{re.sub(r'[^A-Za-z0-9._-]+', '_', encoder_key)}"
+
+
+def _encoder_key(encoder: Any) -> str:
+    if isinstance(encoder, str):
+        return encoder
+    return str(getattr(encoder, "model_id", None) or type(encoder).__name__)
+
+
+def _load_derived(directory: Path, fingerprint: str) -> tuple[EventIndex, RuleGraph] | None:
+    """A previously derived index and rule graph in ``directory`` for this store, else ``None``."""
+    from chronorag.errors import ChronoRAGError
+
+    if not (directory / "index.json").exists():
+        return None
+    try:
+        index = EventIndex.load(directory)
+        rg = RuleGraph.load(directory)
+    except (ChronoRAGError, OSError, ValueError):
+        return None  # stale or partial: rebuilt by the caller
+    if index.store.fingerprint() != fingerprint or rg.store_fingerprint not in (None, fingerprint):
+        return None
+    return index, rg
+
+
+class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
     """STAR-RAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``, over the graph it is attached to.
 
     Contract: the events come from the attached ``graph_store``.
 
     - Without ``index_dir`` the events are read back from the graph store
       (:func:`~chronorag.integrations.property_graph.store_from_property_graph`),
-      embedded with ``encoder`` and given a rule graph, in ``work_dir`` (a temporary
-      directory by default). An empty graph store raises ``ValueError``.
+      embedded with ``encoder`` and given a rule graph. The derived index is **cached by
+      the store's fingerprint** (and the encoder): in this process (the next
+      construction over the same events reuses it) and on disk, in ``work_dir`` or, by
+      default, :func:`derived_index_dir` under ``$CHRONORAG_HOME``; a later process
+      loads it instead of re-embedding. Nothing is written to temporary directories.
+      ``cache=False`` rebuilds (into ``work_dir`` or the cache directory). An empty
+      graph store raises ``ValueError``.
     - With ``index_dir`` (a prebuilt index with a rule graph, for graphs too large to
       read back per process) the index is used as a cache of the same events: with
       ``check_store=True`` (default) the graph store must hold as many chronorag events as
       the index, else ``ValueError``; ``check_store=False`` skips the read-back for large
       database-backed stores (the caller vouches the two match).
 
-    Other keyword arguments go to :class:`StarRAGRetriever`.
+    Other keyword arguments (``similarity_top_k``, ``time_filter``/``filters``, ...) go to
+    :class:`StarRAGRetriever`. As on every chronorag retriever, ``retrieve(q,
+    time_filter=...)`` filters one query; nodes carry scores, and their metadata is hidden
+    from the LLM. Each query emits one retrieval event (the wrapped retriever's
+    ``_retrieve`` runs, not its ``retrieve``).
     """
 
     def init(self, index_dir: str | os.PathLike[str] | None = None, encoder: Any = "minilm",
-             work_dir: str | os.PathLike[str] | None = None, check_store: bool = True, **kwargs: Any) -> None:
+             work_dir: str | os.PathLike[str] | None = None, check_store: bool = True, cache: bool = True,
+             **kwargs: Any) -> None:
         from chronorag.integrations.property_graph import store_from_property_graph
 
+        self.derived_from_cache = False
         if index_dir is not None:
             index = EventIndex.load(index_dir)
             if check_store:
@@ -527,23 +577,35 @@ class StarRAGPGRetriever(CustomPGRetriever):
                         "without index_dir, or pass check_store=False if the store cannot be read back")
             rg = RuleGraph.load(index_dir) if kwargs.get("use_rule_graph", True) else None
         else:
-            import tempfile
-
-            from chronorag.graphs.event_index import build_event_index
-            from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
-
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:
                 raise ValueError("the attached property graph holds no chronorag events; export them first "
                                  "(chronorag.integrations.property_graph.export_to_property_graph)")
-            out = work_dir or tempfile.mkdtemp(prefix="chronorag-pg-")
+            index, rg = self._derive(store, encoder, work_dir, cache)
+        self._star = self._temporal = StarRAGRetriever(index, rg, **kwargs)
+
+    def _derive(self, store: Any, encoder: Any, work_dir: Any, cache: bool) -> tuple[EventIndex, RuleGraph]:
+        from chronorag.graphs.event_index import build_event_index
+        from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
+
+        fp, ek = store.fingerprint(), _encoder_key(encoder)
+        out = Path(work_dir) if work_dir is not None else derived_index_dir(fp, ek)
+        key = (fp, ek)
+        with _DERIVED_LOCK:
+            if cache:
+                hit = _DERIVED.get(key)
+                if hit is None:
+                    hit = _load_derived(out, fp)
+                if hit is not None:
+                    self.derived_from_cache = True
+                    _DERIVED[key] = hit
+                    _DERIVED.move_to_end(key)
+                    return hit
+            out.parent.mkdir(parents=True, exist_ok=True)
             index = build_event_index(store, out, encoder=encoder, progress=False)
             rg = build_rule_graph(store)
             rg.save(out)
-        self._star = StarRAGRetriever(index, rg, **kwargs)
-
-    def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return self._star.retrieve(query_str)
-
-    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return await self._star.aretrieve(query_str)
+            _DERIVED[key] = (index, rg)
+            while len(_DERIVED) > _DERIVED_MAX:
+                _DERIVED.popitem(last=False)
+            return index, rg

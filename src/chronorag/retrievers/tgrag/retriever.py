@@ -28,7 +28,6 @@ which one ran.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,8 +36,9 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.errors import LLMError
-from chronorag.retrievers.base import TemporalRetriever
+from chronorag.errors import LLMError, TimeParseError
+from chronorag.graphs.time import parse_time, temporal_mask
+from chronorag.retrievers.base import TemporalPGRetrieverMixin, TemporalRetriever, TimeFilter, as_time_filter
 from chronorag.retrievers.tgrag.index import TGragIndex
 
 __all__ = ["EXCLUDED_LLM_METADATA", "TGragPGRetriever", "TGragRetriever", "VanillaChunkRetriever",
@@ -108,12 +108,19 @@ def _cut_to_tokens(text: str, budget: int) -> str:
 def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | None:
     """The periods a time filter allows (``None``: no filter).
 
-    ``time_filter`` is a period (``"2019"``), a list of periods, a range ``"2019-2021"``,
-    or LlamaIndex ``MetadataFilters`` on the ``period`` key (operators ``==``, ``!=``,
-    ``in``, ``nin``, ``>``, ``>=``, ``<``, ``<=``; ``AND``/``OR`` conditions).
+    ``time_filter`` is, as on every chronorag retriever, a
+    :class:`~chronorag.retrievers.base.TimeFilter`, a dict or ``MetadataFilters`` on
+    ``time``/``start``/``end`` (a period is kept when its span passes the filter, with the
+    boundaries of :func:`~chronorag.retrievers.base.as_time_filter`: ``start < "2021"``
+    keeps the periods up to 2020); or, in T-GRAG's own vocabulary, a period (``"2019"``),
+    a list of periods, a range ``"2019-2021"``, or ``MetadataFilters`` on the ``period``
+    key (operators ``==``, ``!=``, ``in``, ``nin``, ``>``, ``>=``, ``<``, ``<=``;
+    ``AND``/``OR`` conditions).
     """
     if time_filter is None:
         return None
+    if isinstance(time_filter, (TimeFilter, dict)) or _on_time_keys(time_filter):
+        return _periods_in_window(as_time_filter(time_filter), periods)
     if isinstance(time_filter, str):
         got = _periods_of(time_filter, periods)
         if got is None:
@@ -147,6 +154,44 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
         return table[op]
 
     return [p for p in periods if ok(p, time_filter)]
+
+
+def _on_time_keys(value: Any) -> bool:
+    """MetadataFilters whose keys are all time fields (``time``/``start``/``end``/``date``)."""
+    keys: list[str] = []
+
+    def walk(f: Any) -> None:
+        for g in getattr(f, "filters", []):
+            if hasattr(g, "filters"):
+                walk(g)
+            else:
+                keys.append(str(getattr(g, "key", "")))
+
+    if type(value).__name__ != "MetadataFilters":
+        return False
+    walk(value)
+    if keys and all(k in ("time", "start", "end", "date") for k in keys):
+        return True
+    if any(k in ("time", "start", "end", "date") for k in keys):
+        raise ValueError(f"MetadataFilters mix time keys and other keys ({sorted(set(keys))}); filter on "
+                         "'period' or on 'time'/'start'/'end', not both")
+    return False
+
+
+def _periods_in_window(tf: TimeFilter | None, periods: list[str]) -> list[str] | None:
+    if tf is None:
+        return None
+    spans = []
+    for p in periods:
+        try:
+            spans.append(parse_time(str(p)))
+        except TimeParseError:
+            raise ValueError(f"period {p!r} is not a time (a year, month or day), so a TimeFilter cannot "
+                             "select it; filter on the 'period' key instead") from None
+    lo = np.array([t.lo for t in spans], dtype=np.int64)
+    hi = np.array([t.hi for t in spans], dtype=np.int64)
+    keep = temporal_mask(lo, hi, tf.begin_time, tf.end_time, tf.type)
+    return [p for p, k in zip(periods, keep.tolist()) if k]
 
 
 class TGragRetriever(TemporalRetriever):
@@ -183,9 +228,11 @@ class TGragRetriever(TemporalRetriever):
     node_scoring : {"max_unit", "node_vector"}
         How ``R_node`` scores a node: by its best-matching knowledge unit (default) or by
         one vector of its name and first units.
-    time_filter : optional
-        A default period filter (see :func:`periods_from_filter`); a per-query filter is
-        given to :meth:`retrieve` / :meth:`aretrieve` (``time_filter=``).
+    time_filter, filters : optional
+        A default filter: a ``TimeFilter``, dict or ``MetadataFilters`` as on every chronorag
+        retriever, or a period, list or range (see :func:`periods_from_filter`). A
+        per-query filter given to :meth:`retrieve` / :meth:`aretrieve` (``time_filter=``)
+        replaces it for that query.
 
     Notes
     -----
@@ -415,9 +462,9 @@ class TGragRetriever(TemporalRetriever):
 
     # -------------------------------------------------------------- LlamaIndex API
     def normalize_time_filter(self, value: Any) -> Any:
-        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
-        periods_from_filter(value, self._index.kg.periods)  # raises on a period the index lacks
-        return value
+        """Any filter :func:`periods_from_filter` takes -> the list of periods it allows
+        (``None``: no filter); raises on a period the index lacks."""
+        return periods_from_filter(value, self._index.kg.periods)
 
     def _nodes(self, query_str: str, time_filter: Any = None) -> list[NodeWithScore]:
         kg = self._index.kg
@@ -441,7 +488,7 @@ class TGragRetriever(TemporalRetriever):
         return self._nodes(query_bundle.query_str, self.time_filter_for(query_bundle))
 
 
-class TGragPGRetriever(CustomPGRetriever):
+class TGragPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
     """T-GRAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``.
 
     Contract: it retrieves from the **T-GRAG index at** ``index_dir`` (its vectors and
@@ -450,8 +497,10 @@ class TGragPGRetriever(CustomPGRetriever):
     property graph does not hold. Attach it to the graph exported from that index
     (``TGragIndex.property_graph()``) so the two describe the same data.
 
-    ``init`` takes ``index_dir``; other keyword arguments go to :class:`TGragRetriever`.
-    Returns the source-text chunks as ``NodeWithScore`` (one retrieval event per query).
+    ``init`` takes ``index_dir``; other keyword arguments (``similarity_top_k``,
+    ``time_filter``/``filters``, ...) go to :class:`TGragRetriever`. ``retrieve(q,
+    time_filter=...)`` filters one query, as on every chronorag retriever. Returns the
+    source-text chunks as ``NodeWithScore`` (cosine scores; one retrieval event per query).
     """
 
     reads_graph_store = False
@@ -460,13 +509,7 @@ class TGragPGRetriever(CustomPGRetriever):
         if index_dir is None:
             raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
                              "it does not read the attached graph_store")
-        self._tgrag = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
-
-    def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return self._tgrag._nodes(query_str)  # not .retrieve(): the outer retriever already emits the event
-
-    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return await asyncio.to_thread(self._tgrag._nodes, query_str)
+        self._tgrag = self._temporal = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
 
 
 class VanillaChunkRetriever(TemporalRetriever):
@@ -487,9 +530,8 @@ class VanillaChunkRetriever(TemporalRetriever):
         super().__init__(time_filter=time_filter, **kwargs)
 
     def normalize_time_filter(self, value: Any) -> Any:
-        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
-        periods_from_filter(value, self._index.kg.periods)
-        return value
+        """Any filter :func:`periods_from_filter` takes -> the list of periods it allows."""
+        return periods_from_filter(value, self._index.kg.periods)
 
     @property
     def t_texts(self) -> int:
