@@ -53,7 +53,8 @@ class TimeFilter:
         if self.type not in FILTER_TYPES:
             raise ValueError(f"time filter type must be one of {list(FILTER_TYPES)}, got {self.type!r}")
         b, e = parse_time(self.begin_time), parse_time(self.end_time)  # raises TimeParseError
-        if b.lo > e.hi:
+        empty = b.lo >= e.hi if self.type in ("in/on", "between") and not (b.is_inf or e.is_inf) else b.lo > e.hi
+        if empty:
             from chronorag.errors import IntervalOrderError
 
             raise IntervalOrderError(f"time filter begins ({self.begin_time!r}) after it ends "
