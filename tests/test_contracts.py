@@ -329,7 +329,6 @@ def test_lcel_chain_with_a_time_filter(ecb_index):
     from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
     from chronorag.integrations.langchain_adapters import as_langchain_retriever
-    from chronorag.retrievers.tgrag import TGragRetriever  # noqa: F401  (import path stays valid)
     from chronorag.retrievers.dense import DenseEventRetriever
 
     lc = as_langchain_retriever(DenseEventRetriever(ecb_index, similarity_top_k=3),

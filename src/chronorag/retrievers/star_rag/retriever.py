@@ -58,7 +58,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
-from chronorag.retrievers.base import TemporalPGRetrieverMixin, TemporalRetriever, TimeFilter, as_time_filter
+from chronorag.retrievers.base import (
+    TemporalPGRetrieverMixin,
+    TemporalRetriever,
+    TimeFilter,
+    as_time_filter,
+)
 from chronorag.retrievers.dense import event_node
 from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 

@@ -38,7 +38,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from chronorag.errors import LLMError, TimeParseError
 from chronorag.graphs.time import parse_time, temporal_mask
-from chronorag.retrievers.base import TemporalPGRetrieverMixin, TemporalRetriever, TimeFilter, as_time_filter
+from chronorag.retrievers.base import (
+    TemporalPGRetrieverMixin,
+    TemporalRetriever,
+    TimeFilter,
+    as_time_filter,
+)
 from chronorag.retrievers.tgrag.index import TGragIndex
 
 __all__ = ["EXCLUDED_LLM_METADATA", "TGragPGRetriever", "TGragRetriever", "VanillaChunkRetriever",
