@@ -167,10 +167,13 @@ def test_every_event_retriever_takes_every_filter_form(kind, form, ecb_index, ec
 
 
 def test_filters_and_time_filter_together_are_refused(ecb_index):
+    from chronorag.errors import ConfigError
     from chronorag.retrievers.dense import DenseEventRetriever
 
-    with pytest.raises(ValueError, match="filters= or time_filter="):
+    with pytest.raises(ConfigError, match="filters= or time_filter="):
         DenseEventRetriever(ecb_index, filters=FORMS[0], time_filter=FORMS[1])
+    with pytest.raises(ConfigError, match="not a time field"):
+        DenseEventRetriever(ecb_index).retrieve(QUESTION, time_filter=mf("country", "==", "France"))
 
 
 @pytest.mark.parametrize("form", [TimeFilter("2022", "2022"), {"begin_time": "2020"},

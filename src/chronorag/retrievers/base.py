@@ -21,6 +21,7 @@ from typing import Any, Literal
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
 
 __all__ = ["TemporalPGRetrieverMixin", "TemporalQueryBundle", "TemporalRetriever", "TimeFilter", "as_time_filter"]
@@ -51,7 +52,7 @@ class TimeFilter:
 
     def __post_init__(self) -> None:
         if self.type not in FILTER_TYPES:
-            raise ValueError(f"time filter type must be one of {list(FILTER_TYPES)}, got {self.type!r}")
+            raise ConfigError(f"time filter type must be one of {list(FILTER_TYPES)}, got {self.type!r}")
         b, e = parse_time(self.begin_time), parse_time(self.end_time)  # raises TimeParseError
         empty = b.lo >= e.hi if self.type in ("in/on", "between") and not (b.is_inf or e.is_inf) else b.lo > e.hi
         if empty:
@@ -83,7 +84,7 @@ def _next_unit(value: str) -> str:
 
     tp = parse_time(value)
     if tp.is_inf:
-        raise ValueError(f"a strict '>' bound needs a finite time, got {value!r}")
+        raise ConfigError(f"a strict '>' bound needs a finite time, got {value!r}")
     return minutes_to_iso(tp.hi, tp.granularity)
 
 
@@ -93,7 +94,7 @@ def _previous_unit(value: str) -> str:
 
     tp = parse_time(value)
     if tp.is_inf or tp.lo <= 0:
-        raise ValueError(f"a strict '<' bound needs a finite time after year 1, got {value!r}")
+        raise ConfigError(f"a strict '<' bound needs a finite time after year 1, got {value!r}")
     return minutes_to_iso(tp.lo - 1, tp.granularity)
 
 
@@ -107,7 +108,7 @@ def _from_metadata_filters(filters: Any) -> TimeFilter:
     from llama_index.core.vector_stores.types import FilterCondition
 
     if getattr(filters, "condition", FilterCondition.AND) not in (FilterCondition.AND, "and"):
-        raise ValueError("only AND-combined MetadataFilters can be used as a time filter")
+        raise ConfigError("only AND-combined MetadataFilters can be used as a time filter")
     begin, end = "-inf", "inf"
 
     def later(a: str, b: str) -> str:
@@ -118,9 +119,9 @@ def _from_metadata_filters(filters: Any) -> TimeFilter:
 
     for f in filters.filters:
         if not hasattr(f, "key"):
-            raise ValueError("nested MetadataFilters are not supported as a time filter")
+            raise ConfigError("nested MetadataFilters are not supported as a time filter")
         if f.key not in _TIME_KEYS:
-            raise ValueError(f"MetadataFilter on {f.key!r} is not a time field; use 'time', 'start' or 'end'")
+            raise ConfigError(f"MetadataFilter on {f.key!r} is not a time field; use 'time', 'start' or 'end'")
         v, op = str(f.value), _op(f.operator)
         parse_time(v)  # raises TimeParseError naming the value
         if op == ">=":
@@ -134,7 +135,7 @@ def _from_metadata_filters(filters: Any) -> TimeFilter:
         elif op == "==":
             begin, end = later(begin, v), earlier(end, v)
         else:
-            raise ValueError(f"MetadataFilter operator {op!r} on {f.key!r} is not supported as a time "
+            raise ConfigError(f"MetadataFilter operator {op!r} on {f.key!r} is not supported as a time "
                              f"filter; use ==, >=, >, <= or <")
     return TimeFilter(begin_time=begin, end_time=end, type="in/on")
 
@@ -168,19 +169,23 @@ def as_time_filter(value: Any) -> TimeFilter | None:
 
     Raises
     ------
-    ValueError
-        Anything else, naming what was given.
+    ConfigError
+        Anything else (a ``ValueError``), naming what was given.
+    TimeParseError
+        A bound that is not a time.
+    IntervalOrderError
+        Bounds that leave an empty window.
     """
     if value is None or isinstance(value, TimeFilter):
         return value
     if isinstance(value, dict):
         unknown = set(value) - {"begin_time", "end_time", "type"}
         if unknown:
-            raise ValueError(f"time_filter keys must be begin_time, end_time, type; got {sorted(unknown)}")
+            raise ConfigError(f"time_filter keys must be begin_time, end_time, type; got {sorted(unknown)}")
         return TimeFilter(**value)
     if type(value).__name__ == "MetadataFilters":
         return _from_metadata_filters(value)
-    raise ValueError(f"time_filter must be a TimeFilter, a dict or MetadataFilters, got {type(value).__name__}")
+    raise ConfigError(f"time_filter must be a TimeFilter, a dict or MetadataFilters, got {type(value).__name__}")
 
 
 @dataclass
@@ -212,7 +217,7 @@ class TemporalRetriever(BaseRetriever):
     def __init__(self, *, time_filter: Any = None, filters: Any = None, **kwargs: Any) -> None:
         if filters is not None:
             if time_filter is not None:
-                raise ValueError("give either filters= or time_filter=, not both (they are the same setting)")
+                raise ConfigError("give either filters= or time_filter=, not both (they are the same setting)")
             time_filter = filters
         self.time_filter = self.normalize_time_filter(time_filter)
         super().__init__(**kwargs)
@@ -235,7 +240,7 @@ class TemporalRetriever(BaseRetriever):
         tf = self.normalize_time_filter(time_filter)
         if isinstance(query, str):
             if not query.strip():
-                raise ValueError("query must be a non-empty string")
+                raise ConfigError("query must be a non-empty string")
             return TemporalQueryBundle(query_str=query, time_filter=tf) if tf is not None else QueryBundle(query)
         if not isinstance(query, QueryBundle):
             raise TypeError(f"query must be a str or QueryBundle, got {type(query).__name__}")

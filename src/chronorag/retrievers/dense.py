@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 
@@ -107,12 +108,12 @@ class DenseEventRetriever(TemporalRetriever):
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type_name(index)}")
         if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
         if triple_top_k is not None and (not isinstance(triple_top_k, int) or triple_top_k < 1):
-            raise ValueError(f"triple_top_k must be an int >= 1, got {triple_top_k!r}")
+            raise ConfigError(f"triple_top_k must be an int >= 1, got {triple_top_k!r}")
         if begin_time is not None or end_time is not None or type is not None:
             if time_filter is not None:
-                raise ValueError("give either time_filter or begin_time/end_time/type, not both")
+                raise ConfigError("give either time_filter or begin_time/end_time/type, not both")
             time_filter = TimeFilter(begin_time=begin_time or "-inf", end_time=end_time or "inf",
                                      type=type or "in/on")  # type: ignore[arg-type]
         self._index = index

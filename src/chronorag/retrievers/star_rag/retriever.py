@@ -56,6 +56,7 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
 from chronorag.retrievers.base import (
@@ -165,28 +166,28 @@ class StarRAGRetriever(TemporalRetriever):
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
         if similarity_top_k is not None and k1 is not None and similarity_top_k != k1:
-            raise ValueError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
+            raise ConfigError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
         top = similarity_top_k if similarity_top_k is not None else (k1 if k1 is not None else 10)
         if top < 1 or k2 < 1:
-            raise ValueError(f"similarity_top_k (k1) and k2 must be >= 1, got k1={top}, k2={k2}")
+            raise ConfigError(f"similarity_top_k (k1) and k2 must be >= 1, got k1={top}, k2={k2}")
         if personalization not in PERSONALIZATIONS:
-            raise ValueError(f"personalization must be one of {PERSONALIZATIONS}, got {personalization!r}")
+            raise ConfigError(f"personalization must be one of {PERSONALIZATIONS}, got {personalization!r}")
         if time_mode not in TIME_MODES:
-            raise ValueError(f"time_mode must be one of {TIME_MODES}, got {time_mode!r}")
+            raise ConfigError(f"time_mode must be one of {TIME_MODES}, got {time_mode!r}")
         if not 0 < alpha <= 1 or tol <= 0:
-            raise ValueError(f"need 0 < alpha <= 1 and tol > 0, got alpha={alpha}, tol={tol}")
+            raise ConfigError(f"need 0 < alpha <= 1 and tol > 0, got alpha={alpha}, tol={tol}")
         for name, v in (("ppr_weight", ppr_weight), ("w_window", w_window), ("w_order", w_order), ("w_ref", w_ref),
                         ("dense_pool", dense_pool)):
             if v < 0:
-                raise ValueError(f"{name} must be >= 0, got {v}")
+                raise ConfigError(f"{name} must be >= 0, got {v}")
         if max_per_triple < 1 or rerank_pool < 1 or (anchor_pool is not None and anchor_pool < 1):
-            raise ValueError("max_per_triple, rerank_pool and anchor_pool must be >= 1")
+            raise ConfigError("max_per_triple, rerank_pool and anchor_pool must be >= 1")
         if rule_graph is None and use_rule_graph:
             if index.path is None:
-                raise ValueError("pass rule_graph= (the index has no directory to load one from)")
+                raise ConfigError("pass rule_graph= (the index has no directory to load one from)")
             rule_graph = RuleGraph.load(index.path)
         if rule_graph is not None and len(rule_graph.event_ptr) - 1 != len(index.store):
-            raise ValueError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
+            raise ConfigError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
                              f"{len(index.store)}; rebuild it with `chronorag star-rag build {index.path}`")
         self._index = index
         self.rule_graph = rule_graph
@@ -215,7 +216,7 @@ class StarRAGRetriever(TemporalRetriever):
     @k1.setter
     def k1(self, value: int) -> None:
         if value < 1:
-            raise ValueError(f"k1 must be >= 1, got {value}")
+            raise ConfigError(f"k1 must be >= 1, got {value}")
         self.similarity_top_k = int(value)
 
     # ----------------------------------------------------------------- helpers
@@ -400,7 +401,7 @@ class StarRAGRetriever(TemporalRetriever):
                            ) -> tuple[np.ndarray, dict[str, Any]]:
         """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds)."""
         if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-empty string, got {query!r}")
+            raise ConfigError(f"query must be a non-empty string, got {query!r}")
         tf = as_time_filter(time_filter) or self.time_filter
         idx = self._index
         k1 = self.similarity_top_k
@@ -576,7 +577,7 @@ class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
             if check_store:
                 n = len(store_from_property_graph(self.graph_store))
                 if n != len(index.store):
-                    raise ValueError(
+                    raise ConfigError(
                         f"the attached graph store holds {n} chronorag events but {index_dir} indexes "
                         f"{len(index.store)}; export the same events (export_to_property_graph), build "
                         "without index_dir, or pass check_store=False if the store cannot be read back")
@@ -584,7 +585,7 @@ class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
         else:
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:
-                raise ValueError("the attached property graph holds no chronorag events; export them first "
+                raise ConfigError("the attached property graph holds no chronorag events; export them first "
                                  "(chronorag.integrations.property_graph.export_to_property_graph)")
             index, rg = self._derive(store, encoder, work_dir, cache)
         self._star = self._temporal = StarRAGRetriever(index, rg, **kwargs)

@@ -36,7 +36,7 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.errors import LLMError, TimeParseError
+from chronorag.errors import ConfigError, LLMError, TimeParseError
 from chronorag.graphs.time import parse_time, temporal_mask
 from chronorag.retrievers.base import (
     TemporalPGRetrieverMixin,
@@ -131,12 +131,12 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
         if got is None:
             return None
         if not got:
-            raise ValueError(f"time_filter {time_filter!r} names no indexed period; periods: {periods}")
+            raise ConfigError(f"time_filter {time_filter!r} names no indexed period; periods: {periods}")
         return got
     if isinstance(time_filter, (list, tuple, set)):
         bad = [p for p in time_filter if str(p) not in periods]
         if bad:
-            raise ValueError(f"time_filter names periods that are not indexed: {bad}; periods: {periods}")
+            raise ConfigError(f"time_filter names periods that are not indexed: {bad}; periods: {periods}")
         return [p for p in periods if p in {str(x) for x in time_filter}]
     from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -149,13 +149,13 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
             res = [ok(p, g) for g in f.filters]
             return all(res) if str(f.condition).lower().endswith("and") else any(res)
         if f.key != "period":
-            raise ValueError(f"T-GRAG filters on the 'period' metadata key only, got {f.key!r}")
+            raise ConfigError(f"T-GRAG filters on the 'period' metadata key only, got {f.key!r}")
         op, v = str(getattr(f.operator, "value", f.operator)), f.value
         vals = [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
         table = {"==": p == vals[0], "!=": p != vals[0], "in": p in vals, "nin": p not in vals,
                  ">": p > vals[0], ">=": p >= vals[0], "<": p < vals[0], "<=": p <= vals[0]}
         if op not in table:
-            raise ValueError(f"unsupported operator {op!r} on 'period'")
+            raise ConfigError(f"unsupported operator {op!r} on 'period'")
         return table[op]
 
     return [p for p in periods if ok(p, time_filter)]
@@ -178,7 +178,7 @@ def _on_time_keys(value: Any) -> bool:
     if keys and all(k in ("time", "start", "end", "date") for k in keys):
         return True
     if any(k in ("time", "start", "end", "date") for k in keys):
-        raise ValueError(f"MetadataFilters mix time keys and other keys ({sorted(set(keys))}); filter on "
+        raise ConfigError(f"MetadataFilters mix time keys and other keys ({sorted(set(keys))}); filter on "
                          "'period' or on 'time'/'start'/'end', not both")
     return False
 
@@ -191,7 +191,7 @@ def _periods_in_window(tf: TimeFilter | None, periods: list[str]) -> list[str] |
         try:
             spans.append(parse_time(str(p)))
         except TimeParseError:
-            raise ValueError(f"period {p!r} is not a time (a year, month or day), so a TimeFilter cannot "
+            raise ConfigError(f"period {p!r} is not a time (a year, month or day), so a TimeFilter cannot "
                              "select it; filter on the 'period' key instead") from None
     lo = np.array([t.lo for t in spans], dtype=np.int64)
     hi = np.array([t.hi for t in spans], dtype=np.int64)
@@ -260,11 +260,11 @@ class TGragRetriever(TemporalRetriever):
         for name, v in (("n_nodes", n_nodes), ("k_units", k_units), ("similarity_top_k", similarity_top_k),
                         ("context_tokens", context_tokens)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+                raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
         if decompose not in (None, "rules", "llm", "none"):
-            raise ValueError(f"decompose must be 'llm', 'rules' or 'none', got {decompose!r}")
+            raise ConfigError(f"decompose must be 'llm', 'rules' or 'none', got {decompose!r}")
         if budget_scope not in ("graph", "all"):
-            raise ValueError(f"budget_scope must be 'graph' or 'all', got {budget_scope!r}")
+            raise ConfigError(f"budget_scope must be 'graph' or 'all', got {budget_scope!r}")
         self.llm = resolve_llm(llm, use_env=False)
         if decompose == "llm" and self.llm is None:
             raise LLMError("decompose='llm' needs an LLM: pass llm= (a LlamaIndex LLM, a LangChain chat "
@@ -290,7 +290,7 @@ class TGragRetriever(TemporalRetriever):
             chunk_nodes[kg.unit_chunk[u]].update(kg.unit_nodes(u))
         self._chunk_nodes = chunk_nodes
         if node_scoring not in ("max_unit", "node_vector"):
-            raise ValueError(f"node_scoring must be 'max_unit' or 'node_vector', got {node_scoring!r}")
+            raise ConfigError(f"node_scoring must be 'max_unit' or 'node_vector', got {node_scoring!r}")
         self.node_scoring = node_scoring
         ptr_u = np.asarray(kg.unit_node_ptr, dtype=np.int64)
         self._unit_node_flat = (np.repeat(np.arange(len(kg.unit_text)), np.diff(ptr_u)),
@@ -379,7 +379,7 @@ class TGragRetriever(TemporalRetriever):
         allowed ones.
         """
         if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
         kg = self._index.kg
         allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
         subs, how = self.decomposition(question)
@@ -512,7 +512,7 @@ class TGragPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
 
     def init(self, index_dir: str | None = None, **kwargs: Any) -> None:
         if index_dir is None:
-            raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
+            raise ConfigError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
                              "it does not read the attached graph_store")
         self._tgrag = self._temporal = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
 
@@ -529,7 +529,7 @@ class VanillaChunkRetriever(TemporalRetriever):
         if t_texts is not None:
             similarity_top_k = t_texts
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
         self._index = index
         self.similarity_top_k = similarity_top_k
         super().__init__(time_filter=time_filter, **kwargs)
@@ -546,7 +546,7 @@ class VanillaChunkRetriever(TemporalRetriever):
     def retrieve_scored(self, question: str, *, time_filter: Any = None) -> tuple[list[int], list[float]]:
         """Top chunk ids and their cosine similarities."""
         if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
         kg = self._index.kg
         allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
         qv = self._index.encoder.encode([question])[0]

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.question import find_time_mentions
 from chronorag.graphs.time import temporal_mask
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter
@@ -86,10 +87,10 @@ class ToPGRetriever(TemporalRetriever):
                  similarity_top_k: int = 20, max_iter: int | None = None, lam: float | None = None,
                  llm: Any = None, time_filter: Any = None, **kwargs: Any) -> None:
         if mode not in ("naive", "local"):
-            raise ValueError(f"ToPGRetriever mode must be 'naive' or 'local', got {mode!r} "
+            raise ConfigError(f"ToPGRetriever mode must be 'naive' or 'local', got {mode!r} "
                              f"(Global mode answers through the LangGraph graph)")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be a positive int, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be a positive int, got {similarity_top_k!r}")
         self._index = index if isinstance(index, TopgIndex) else load_topg_index(index)
         st = ToPGSettings(k=similarity_top_k)
         if max_iter is not None:
