@@ -84,6 +84,9 @@ def _cmd_ragas(args: argparse.Namespace) -> int:
     else:
         scores = ragas_scores(scorable, llm=args.llm_url, embedding_url=args.embedding_url,
                               embedding_model=args.embedding_model, progress=not args.quiet)
+    for reason in dict.fromkeys(scores.get("skipped", {}).values()):
+        names = [m for m, r in scores["skipped"].items() if r == reason]
+        print(f"chronorag ragas: skipped {', '.join(names)}: {reason}", file=sys.stderr)
     print(json.dumps({"predictions": str(args.predictions), "skipped_error_rows": len(rows) - len(scorable),
                       **scores}))
     return 0

@@ -32,6 +32,7 @@ from chronorag.graphs.encoders import (
     CachedEncoder,
     EmbeddingCache,
     Encoder,
+    FrameworkEncoder,
     as_encoder,
     make_encoder,
 )
@@ -53,6 +54,9 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
                 "October", "November", "December")
 
 INDEX_FORMAT_VERSION = 1
+
+#: ``index.json``'s encoder kind for an index embedded with LlamaIndex ``Settings.embed_model``
+SETTINGS_ENCODER = "settings"
 
 
 def default_cache_path() -> Path:
@@ -173,6 +177,8 @@ class EventIndex:
         """The query encoder matching the one used at build time (loaded lazily)."""
         if self._encoder is None:
             kind = self.meta.get("encoder")
+            if kind == SETTINGS_ENCODER:
+                return self._settings_encoder()
             if kind is None:
                 raise IndexFormatError(
                     f"index {self.path} was built with a custom encoder "
@@ -180,6 +186,19 @@ class EventIndex:
                 )
             kwargs = dict(self.meta.get("encoder_kwargs", {}))
             self._encoder = self._check_dim(make_encoder(kind, **kwargs))
+        return self._encoder
+
+    def _settings_encoder(self) -> Encoder:
+        """``Settings.embed_model`` for an index built with it, checked to be the same model."""
+        enc = as_encoder(None)
+        want = self.meta.get("model_id")
+        if not isinstance(enc, FrameworkEncoder) or enc.model_id != want:
+            got = enc.model_id if isinstance(enc, FrameworkEncoder) else "none set"
+            raise IndexFormatError(
+                f"index {self.path} was built with LlamaIndex Settings.embed_model ({want!r}); set "
+                f"Settings.embed_model to that model before searching (now: {got!r}), or assign "
+                "`index.encoder = ...`")
+        self._encoder = self._check_dim(enc)
         return self._encoder
 
     @encoder.setter
@@ -286,7 +305,7 @@ def build_event_index(
     store: TemporalEventStore,
     out_dir: str | os.PathLike[str],
     *,
-    encoder: Encoder | str = "minilm",
+    encoder: Encoder | str | None = None,
     encoder_kwargs: dict[str, Any] | None = None,
     cache: EmbeddingCache | str | os.PathLike[str] | None = None,
     index_kind: str = "flat",
@@ -300,11 +319,14 @@ def build_event_index(
         The events.
     out_dir : path-like
         Index directory; replaced only when the whole build succeeds.
-    encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings
+    encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings, optional
         An encoder, a kind for :func:`~chronorag.graphs.encoders.make_encoder`, or a
         framework embedding model (see :func:`~chronorag.graphs.encoders.as_encoder`).
-        An encoder instance is recorded by its ``model_id`` only; pass a kind to let
-        :meth:`EventIndex.load` rebuild the matching query encoder.
+        ``None`` (default): LlamaIndex ``Settings.embed_model`` when the user set one
+        (recorded as ``"settings"``: :meth:`EventIndex.load` then queries with
+        ``Settings.embed_model`` again, after checking it is the same model), else the
+        bundled MiniLM. An encoder instance is recorded by its ``model_id`` only; pass a
+        kind to let :meth:`EventIndex.load` rebuild the matching query encoder.
     encoder_kwargs : dict, optional
         Constructor arguments when ``encoder`` is a kind (recorded in ``index.json``).
     cache : EmbeddingCache or path, optional
@@ -318,10 +340,16 @@ def build_event_index(
         raise ValueError("cannot index an empty event store")
     check_output_dir(out_dir)  # refuse a foreign directory before the slow part
     timings: dict[str, float] = {}
-    kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
     t0 = time.perf_counter()  # includes the one-time distillation of the static encoder
-    enc = (make_encoder(encoder, progress=progress, **(encoder_kwargs or {}))
-           if isinstance(encoder, str) else as_encoder(encoder))
+    if encoder is None:  # LlamaIndex Settings.embed_model when set, else MiniLM
+        enc = as_encoder(None)
+        kind = SETTINGS_ENCODER if isinstance(enc, FrameworkEncoder) else "minilm"
+        if kind == "minilm" and encoder_kwargs:
+            enc = make_encoder("minilm", progress=progress, **encoder_kwargs)
+    else:
+        kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
+        enc = (make_encoder(encoder, progress=progress, **(encoder_kwargs or {}))
+               if isinstance(encoder, str) else as_encoder(encoder))
     timings["encoder_load_s"] = time.perf_counter() - t0
     if cache is None:
         cache = default_cache_path()
