@@ -35,7 +35,7 @@ def _exit_130(signum: int, frame: object) -> None:  # pragma: no cover - exercis
 #: True when this process is the ``chronorag`` console script:
 #: then a Ctrl-C while the modules below import, or after ``main`` is done, exits 130 at once.
 _CONSOLE = os.path.basename(sys.argv[0] if sys.argv else "") == "chronorag" \
-    and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 if _CONSOLE:
     signal.signal(signal.SIGINT, _exit_130)
 
