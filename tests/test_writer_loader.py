@@ -687,3 +687,33 @@ def _serve(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
 def test_serve_vllm_decides_loopback_from_the_resolved_address(tmp_path, args, env, ok):
     r = _serve(tmp_path, *args, **env)
     assert (r.returncode == 0) == ok, (args, r.stderr)
+
+
+def test_disk_full_while_writing_an_index_names_it(tmp_path, monkeypatch, capsys):
+    from chronorag.cli._common import _os_error_message
+    from chronorag.graphs import store as store_mod
+    from chronorag.graphs.store import EventStoreBuilder
+
+    b = EventStoreBuilder()
+    b.add("A", "Consult", "B", "2014-01-01")
+    s = b.build()
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")  # numpy gives no file name
+
+    monkeypatch.setattr(store_mod.np, "savez", full)
+    with pytest.raises(OSError) as ei:
+        s.save(tmp_path / "idx")
+    msg = _os_error_message(ei.value)
+    assert str(tmp_path / "idx") in msg and "no space" in msg
+    assert not (tmp_path / "idx").exists()
+
+
+def test_info_reads_through_the_loader(built, tmp_path, capsys):
+    assert main(["info", str(built / "topg")]) == 0
+    assert json.loads(capsys.readouterr().out)["format"]
+    case = tmp_path / "idx"
+    shutil.copytree(built / "event", case, symlinks=True)
+    _damage(snapshot(case) / "index.json", "truncated", None)
+    rc, err = _run(["info", str(case)], capsys)
+    assert rc == 2 and "index.json is damaged" in err

@@ -611,6 +611,11 @@ def write_index(path: str | os.PathLike[str], *, update: bool = False) -> Iterat
                             _link_or_copy(e, v / e.name)
             _check_foreign(p, v, _current(admin))
             _commit(p, admin, v)
+        except OSError as exc:
+            shutil.rmtree(v, ignore_errors=True)
+            if exc.filename is None:  # e.g. a full disk inside numpy or faiss: name the index
+                raise type(exc)(exc.errno or errno.EIO, exc.strerror or str(exc), str(p)) from exc
+            raise
         except BaseException:
             shutil.rmtree(v, ignore_errors=True)
             raise
