@@ -126,7 +126,8 @@ def check_output_path(out: str | os.PathLike[str], *, inputs: Iterable[str | os.
                              "Choose another output path")
         rs = Path(os.path.realpath(s))
         if s.is_dir() and (real_parent == rs or rs in real_parent.parents):
-            raise ValueError(f"{option} {p} is inside the input directory {s}; write results elsewhere")
+            raise ValueError(f"{option} {p} is inside the index directory {s} (an input of this command); "
+                             "write results elsewhere")
     for where in (real_parent / p.name, real):
         idx = _inside_index(where.parent)
         if idx is not None:
