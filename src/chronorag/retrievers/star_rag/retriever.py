@@ -185,7 +185,8 @@ class StarRAGRetriever(TemporalRetriever):
         if rule_graph is None and use_rule_graph:
             if index.path is None:
                 raise ConfigError("pass rule_graph= (the index has no directory to load one from)")
-            rule_graph = RuleGraph.load(index.path)
+            # from the version the index was loaded from (isolated from a concurrent rebuild)
+            rule_graph = RuleGraph.load(getattr(index, "_files", None) or index.path)
         if rule_graph is not None and len(rule_graph.event_ptr) - 1 != len(index.store):
             raise ConfigError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
                              f"{len(index.store)}; rebuild it with `chronorag star-rag build {index.path}`")
@@ -581,7 +582,8 @@ class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
                         f"the attached graph store holds {n} chronorag events but {index_dir} indexes "
                         f"{len(index.store)}; export the same events (export_to_property_graph), build "
                         "without index_dir, or pass check_store=False if the store cannot be read back")
-            rg = RuleGraph.load(index_dir) if kwargs.get("use_rule_graph", True) else None
+            rg = (RuleGraph.load(getattr(index, "_files", None) or index_dir)
+                  if kwargs.get("use_rule_graph", True) else None)
         else:
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:

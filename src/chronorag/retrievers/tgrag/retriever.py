@@ -28,7 +28,6 @@ which one ran.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +36,8 @@ from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from chronorag.errors import ConfigError, LLMError, TimeParseError
+from chronorag.graphs.text import count_tokens
+from chronorag.graphs.text import cut_to_tokens as _cut_to_tokens
 from chronorag.graphs.time import parse_time, temporal_mask
 from chronorag.retrievers.base import (
     TemporalPGRetrieverMixin,
@@ -72,42 +73,6 @@ class _PeriodResult:
 #: metadata of returned nodes that is for programs, not for the LLM's prompt
 EXCLUDED_LLM_METADATA = ["chunk_id", "sub_question_period", "tgrag_score", "decomposition"]
 
-
-
-def count_tokens(text: str) -> int:
-    """Tokens of ``text`` with LlamaIndex's default tokenizer (tiktoken ``cl100k_base``);
-    about 4/3 tokens per word when that tokenizer is unavailable offline."""
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        try:
-            from llama_index.core.utils import get_tokenizer
-
-            tok = get_tokenizer()
-            tok("warm up")
-            _TOKENIZER = tok
-        except Exception:  # no tiktoken cache offline: a documented approximation
-            _TOKENIZER = lambda t: [0] * (len(t.split()) * 4 // 3 + 1)  # noqa: E731
-    return len(_TOKENIZER(text))
-
-
-_TOKENIZER: Any = None
-
-
-def _cut_to_tokens(text: str, budget: int) -> str:
-    """The longest prefix of ``text``, ending at a word, within ``budget`` tokens."""
-    if budget <= 0:
-        return ""
-    if count_tokens(text) <= budget:
-        return text
-    ends = [m.end() for m in re.finditer(r"\S+", text)]
-    lo, hi = 0, len(ends)
-    while lo < hi:  # binary search on the number of words
-        mid = (lo + hi + 1) // 2
-        if count_tokens(text[: ends[mid - 1]]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[: ends[lo - 1]] if lo else ""
 
 
 def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | None:
