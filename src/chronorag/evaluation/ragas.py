@@ -461,17 +461,18 @@ if _RAGAS:
                 self.which = which
                 super().__init__(name=name)
 
-            async def ascore(self, retrieved_contexts: list[str], reference_contexts: list[str]) -> Any:
+            async def ascore(self, retrieved_contexts: list[str],  # type: ignore[override]
+                             reference_contexts: list[str]) -> Any:
                 value = temporal_context_scores(retrieved_contexts, reference_contexts,
                                                 min_overlap=min_overlap)[self.which]
                 return MetricResult(value=float(value))
 
         return _Temporal("temporal_context_recall", 0), _Temporal("temporal_context_precision", 1)
 else:  # pragma: no cover
-    def TemporalContextRecall(*a: Any, **k: Any) -> Any:  # noqa: N802
+    def TemporalContextRecall(*a: Any, **k: Any) -> Any:  # type: ignore[no-redef]  # noqa: N802
         raise missing_extra("ragas", "eval")
 
-    TemporalContextPrecision = TemporalContextRecall
+    TemporalContextPrecision = TemporalContextRecall  # type: ignore[misc,assignment]
 
 
 # ---------------------------------------------------------------------------
@@ -531,9 +532,10 @@ def ragas_llm_and_embeddings(llm: Any, *, embedding_url: str | None = None,
             from ragas.embeddings import LangchainEmbeddingsWrapper
             from ragas.llms import LangchainLLMWrapper
 
-            emb = OpenAIEmbeddings(base_url=url, api_key=getattr(backend, "api_key", "EMPTY") or "EMPTY",
-                                   model=embedding_model or getattr(backend, "model", "chronorag"),
-                                   check_embedding_ctx_length=False)
+            emb = OpenAIEmbeddings(  # type: ignore[call-arg]
+                base_url=url, api_key=getattr(backend, "api_key", "EMPTY") or "EMPTY",
+                model=embedding_model or getattr(backend, "model", "chronorag"),
+                check_embedding_ctx_length=False)
             return LangchainLLMWrapper(_stripping_chat_model(chat)), LangchainEmbeddingsWrapper(emb)
     except ImportError as exc:
         raise missing_extra("ragas", "eval") from exc
@@ -657,7 +659,7 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
             warnings.simplefilter("ignore")
             result = evaluate(to_ragas_dataset(subset), metrics=ms, llm=ragas_llm, embeddings=ragas_emb,
                               show_progress=progress, raise_exceptions=False)
-        df = result.to_pandas()
+        df = result.to_pandas()  # type: ignore[union-attr]
         for m in ms:
             col = df[m.name]
             failed = int(col.isna().sum())

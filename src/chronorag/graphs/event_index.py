@@ -195,6 +195,19 @@ class EventIndex:
             self._name_vectors[kind] = vecs
         return self._name_vectors[kind]
 
+    def _settings_encoder(self) -> Encoder:
+        """``Settings.embed_model`` for an index built with it, checked to be the same model."""
+        enc = as_encoder(None)
+        want = self.meta.get("model_id")
+        if not isinstance(enc, FrameworkEncoder) or enc.model_id != want:
+            got = enc.model_id if isinstance(enc, FrameworkEncoder) else "none set"
+            raise IndexFormatError(
+                f"index {self.path} was built with LlamaIndex Settings.embed_model ({want!r}); set "
+                f"Settings.embed_model to that model before searching (now: {got!r}), or assign "
+                "`index.encoder = ...`")
+        self._encoder = self._check_dim(enc)
+        return self._encoder
+
     @property
     def encoder(self) -> Encoder:
         """The query encoder matching the one used at build time (loaded lazily)."""
@@ -209,19 +222,6 @@ class EventIndex:
                 )
             kwargs = dict(self.meta.get("encoder_kwargs", {}))
             self._encoder = self._check_dim(make_encoder(kind, **kwargs))
-        return self._encoder
-
-    def _settings_encoder(self) -> Encoder:
-        """``Settings.embed_model`` for an index built with it, checked to be the same model."""
-        enc = as_encoder(None)
-        want = self.meta.get("model_id")
-        if not isinstance(enc, FrameworkEncoder) or enc.model_id != want:
-            got = enc.model_id if isinstance(enc, FrameworkEncoder) else "none set"
-            raise IndexFormatError(
-                f"index {self.path} was built with LlamaIndex Settings.embed_model ({want!r}); set "
-                f"Settings.embed_model to that model before searching (now: {got!r}), or assign "
-                "`index.encoder = ...`")
-        self._encoder = self._check_dim(enc)
         return self._encoder
 
     @encoder.setter
@@ -375,7 +375,7 @@ def build_event_index(
     t0 = time.perf_counter()  # includes the one-time distillation of the static encoder
     if encoder is None:  # LlamaIndex Settings.embed_model when set, else MiniLM
         enc = as_encoder(None)
-        kind = SETTINGS_ENCODER if isinstance(enc, FrameworkEncoder) else "minilm"
+        kind: str | None = SETTINGS_ENCODER if isinstance(enc, FrameworkEncoder) else "minilm"
         if kind == "minilm" and encoder_kwargs:
             enc = make_encoder("minilm", progress=progress, **encoder_kwargs)
     else:

@@ -58,8 +58,8 @@ class TimeFilter:
         if empty:
             from chronorag.errors import IntervalOrderError
 
-            raise IntervalOrderError(f"time filter begins ({self.begin_time!r}) after it ends "
-                                     f"({self.end_time!r}); swap them")
+            raise IntervalOrderError(f"time filter begins after it ends (begin_time={self.begin_time!r}, "
+                                     f"end_time={self.end_time!r}): nothing can pass; swap or widen them")
 
     @property
     def is_open(self) -> bool:

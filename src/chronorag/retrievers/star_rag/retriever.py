@@ -264,7 +264,7 @@ class StarRAGRetriever(TemporalRetriever):
         if len(mine) == 0:
             return None
         best = int(mine[np.argmax(idx.vectors.vectors[mine] @ rvec)])
-        evs = idx.events_of_triples([best])[0]
+        evs = idx.events_of_triples(np.asarray([best]))[0]
         return int(idx.store.t_lo[evs].min()), best
 
     def _window(self, ti: TimeIntent, t_ref: int | None) -> tuple[int, int] | None:
@@ -407,7 +407,7 @@ class StarRAGRetriever(TemporalRetriever):
         idx = self._index
         k1 = self.similarity_top_k
         ti = time_intent(query) if self.time_mode == "cue" else TimeIntent()
-        texts = [query] + ([ti.anchor, ti.reference_query] if ti.anchor else [])
+        texts = [query] + ([ti.anchor, ti.reference_query or ti.anchor] if ti.anchor else [])
         vecs = idx.encoder.encode(texts)
         qv = vecs[0]
         sims = idx.vectors.vectors @ qv  # exact cosine to every triple (one pass, as in App. H)
@@ -442,10 +442,10 @@ class StarRAGRetriever(TemporalRetriever):
             return anchors, info
         seed_events = anchors
         if ref is not None:  # the anchor event named by the question seeds the walk too (rank 1)
-            ref_ev = idx.events_of_triples([ref[1]])[0]
-            ref_ev = int(ref_ev[np.argmin(idx.store.t_lo[ref_ev])])
+            ref_evs = idx.events_of_triples(np.asarray([ref[1]]))[0]
+            ref_ev = int(ref_evs[np.argmin(idx.store.t_lo[ref_evs])])
             seed_events = np.concatenate([[ref_ev], anchors[anchors != ref_ev]])
-        seeds, gamma = rg.personalization(seed_events, theta=self.theta, beta=self.beta, tau=self.tau,
+        seeds, gamma = rg.personalization(seed_events.tolist(), theta=self.theta, beta=self.beta, tau=self.tau,
                                           uniform=self.personalization == "uniform")
         if len(seeds) == 0:  # App. G: anchors outside the rule graph pass straight through
             info.update(score=dict(zip(anchors.tolist(), a_score.tolist())),
@@ -484,6 +484,7 @@ class StarRAGRetriever(TemporalRetriever):
         """CSR rule node -> distinct triples it supports (built once per retriever)."""
         if self._node_triples is None:
             rg, idx = self.rule_graph, self._index
+            assert rg is not None, "only called with a rule graph"
             counts = rg.support_ptr[1:] - rg.support_ptr[:-1]
             node_of = np.repeat(np.arange(rg.n_nodes, dtype=np.int64), counts)
             tri = idx.triple_of_event[rg.support_idx]

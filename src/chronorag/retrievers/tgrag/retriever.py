@@ -126,6 +126,14 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
     return [p for p in periods if ok(p, time_filter)]
 
 
+def _encoder_of(index: TGragIndex) -> Any:
+    """The index's query encoder (an index loaded without one cannot be queried)."""
+    if index.encoder is None:
+        raise ConfigError("this T-GRAG index has no query encoder; load it with TGragIndex.load(dir) "
+                          "or build it with build_tgrag_index")
+    return index.encoder
+
+
 def _on_time_keys(value: Any) -> bool:
     """MetadataFilters whose keys are all time fields (``time``/``start``/``end``/``date``)."""
     keys: list[str] = []
@@ -352,8 +360,7 @@ class TGragRetriever(TemporalRetriever):
             subs = [s for s in subs if s.period is None or s.period in allowed]
         if not subs:
             return [], []
-        enc = self._index.encoder
-        vecs = enc.encode([s.question for s in subs])
+        vecs = _encoder_of(self._index).encode([s.question for s in subs])
         results = [self._retrieve_one(s, v, allowed) for s, v in zip(subs, vecs)]
         for r in results:
             r.decomposition = how
@@ -514,7 +521,7 @@ class VanillaChunkRetriever(TemporalRetriever):
             raise ConfigError(f"question must be a non-empty string, got {question!r}")
         kg = self._index.kg
         allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
-        qv = self._index.encoder.encode([question])[0]
+        qv = _encoder_of(self._index).encode([question])[0]
         s = self._index.chunk_vecs @ qv
         if allowed is not None:
             s = np.where(np.isin(np.asarray(kg.chunk_period), allowed), s, -np.inf)
