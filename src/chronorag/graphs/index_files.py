@@ -126,6 +126,7 @@ class IndexFiles:
             d = snapshot(self.shown)
             if d == self.shown:  # no committed version (yet)
                 return
+            name = _COMPLETE
             try:
                 manifest = self._read_manifest(d)
                 handles = {}
@@ -137,6 +138,8 @@ class IndexFiles:
                         h.close()
                     raise
             except FileNotFoundError:
+                if snapshot(self.shown) == d and (d / _COMPLETE).is_file():  # still live: really missing
+                    raise self.damaged(name, "listed in the version but missing from it") from None
                 continue  # the version was pruned by two commits in between: take the new one
             self.dir = d
             self._handles = handles
