@@ -717,3 +717,11 @@ def test_info_reads_through_the_loader(built, tmp_path, capsys):
     _damage(snapshot(case) / "index.json", "truncated", None)
     rc, err = _run(["info", str(case)], capsys)
     assert rc == 2 and "index.json is damaged" in err
+
+
+def test_a_file_missing_from_a_version_is_named(built, tmp_path):
+    case = tmp_path / "idx"
+    shutil.copytree(built / "event", case, symlinks=True)
+    (snapshot(case) / "relation_vectors.npy").unlink()
+    with pytest.raises(IndexFormatError, match="relation_vectors.npy is damaged.*missing"):
+        _load_event(case)

@@ -117,7 +117,8 @@ class IndexFiles:
 
     def _open(self) -> None:
         if not self.shown.exists():
-            raise FileNotFoundError(f"no such index directory: {self.shown}")
+            raise IndexFormatError(f"no such index directory: {self.shown}; build one (e.g. `chronorag ingest "
+                                   f"KG --out {self.shown}`) or check the path")
         if not self.shown.is_dir():
             raise IndexFormatError(f"{self.shown} is not a directory; give an index directory")
         if not (self.shown / ADMIN_DIR).is_dir():
@@ -126,6 +127,7 @@ class IndexFiles:
             d = snapshot(self.shown)
             if d == self.shown:  # no committed version (yet)
                 return
+            name = _COMPLETE
             try:
                 manifest = self._read_manifest(d)
                 handles = {}
@@ -137,6 +139,8 @@ class IndexFiles:
                         h.close()
                     raise
             except FileNotFoundError:
+                if snapshot(self.shown) == d and (d / _COMPLETE).is_file():  # still live: really missing
+                    raise self.damaged(name, "listed in the version but missing from it") from None
                 continue  # the version was pruned by two commits in between: take the new one
             self.dir = d
             self._handles = handles
@@ -191,7 +195,7 @@ class IndexFiles:
         """True when the version holds the file ``name``."""
         if self._names is not None:
             return name in self._names
-        return (self.shown / name).is_file()
+        return (self.shown / name).exists()
 
     def shown_path(self, name: str) -> Path:
         """The file as the user knows it (``INDEX_DIR/name``)."""
@@ -238,7 +242,8 @@ class IndexFiles:
                 with open(self.shown / name, "rb") as fh:
                     data = bytearray(fh.read())
             except IsADirectoryError:
-                raise self.damaged(name, "a directory, expected a file") from None
+                raise IndexFormatError(f"{self.shown_path(name)} is a directory, expected a file; rebuild the "
+                                       f"index: `{self.rebuild(name)}`") from None
         self._verify(name, data)
         return data
 
