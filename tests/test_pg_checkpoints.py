@@ -72,14 +72,14 @@ def test_dense_qa_two_questions(saver, sample_index):
 
 
 def test_topg_and_kg_irag_on_postgres(saver, tmp_path, minilm):
+    import csv
+
     import test_kg_irag as K  # fixtures' data, shared with the KG-iRAG tests
 
     from chronorag.workflows.kg_irag.graph import build_graph as build_kg
     from chronorag.workflows.kg_irag.record_kg import read_records_csv
     from chronorag.workflows.topg.graph import build_graph as build_topg
     from chronorag.workflows.topg.index import build_topg_index, read_corpus
-
-    import csv
     p = tmp_path / "sensors.csv"
     with open(p, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=["timestamp", "station", "rain_mm", "wind"])
@@ -113,9 +113,9 @@ _FIRST_PROCESS = textwrap.dedent("""
     with PostgresSaver.from_conn_string(url) as saver:
         g = build_graph(index_dir, protocol="planner", checkpointer=saver)
         cfg = {"configurable": {"thread_id": thread}}
-        out = g.invoke({"question": %r}, cfg, interrupt_before=["tools"])
+        out = g.invoke({"question": sys.argv[4]}, cfg, interrupt_before=["tools"])
         print(json.dumps({"next": list(g.get_state(cfg).next), "answers": out.get("answers")}))
-""" % Q)
+""")
 
 
 def test_resume_after_process_restart(pg_url, ecb_index):
@@ -125,7 +125,7 @@ def test_resume_after_process_restart(pg_url, ecb_index):
     from chronorag.workflows.temptool.graph import build_graph
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    done = subprocess.run([sys.executable, "-c", _FIRST_PROCESS, pg_url, str(ecb_index.path), "restart-1"],
+    done = subprocess.run([sys.executable, "-c", _FIRST_PROCESS, pg_url, str(ecb_index.path), "restart-1", Q],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     first = json.loads(done.stdout.strip().splitlines()[-1])
