@@ -3,8 +3,10 @@
 Layout of ``INDEX_DIR``::
 
     store.json, events.npz, vocab.json[, texts.jsonl, attrs.jsonl]   the event store
+    ev_*.npy, sidx_*.npy the store's columns and six sorted indexes (memory-mapped at load)
     triples.npy          first event id of each distinct (s, r, o) triple
     triple_of_event.npy  for each event, its triple's row
+    events_by_triple.npy, triple_bounds.npy   event ids grouped by triple (memory-mapped)
     vectors.npy, vector_index.json[, hnsw.faiss]                     one vector per triple
     entity_vectors.npy, relation_vectors.npy                         one vector per name (for alignment)
     event_vectors.npy    optional: one vector per *dated* event sentence (STAR-RAG's
@@ -103,6 +105,13 @@ def dated_event_texts(store: TemporalEventStore, ids: np.ndarray | None = None) 
     return out
 
 
+def events_by_triple(triple_of_event: np.ndarray, n_triples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Event ids grouped by triple (``order``) and each triple's slice of it (``bounds``)."""
+    order = np.argsort(triple_of_event, kind="stable").astype(np.int64)
+    bounds = np.searchsorted(triple_of_event[order], np.arange(n_triples + 1)).astype(np.int64)
+    return order, bounds
+
+
 @dataclass
 class EventIndex:
     """A loaded index directory (see the module docstring for its files)."""
@@ -159,7 +168,7 @@ class EventIndex:
             f = None if self.path is None else self.path / f"{kind}_vectors.npy"
             names = self.store.entities if kind == "entity" else self.store.relations
             if f is not None and f.exists():
-                vecs = load_npy(f)
+                vecs = load_npy(f, mmap=True)
             else:
                 enc = CachedEncoder(self.encoder, EmbeddingCache(default_cache_path()))
                 vecs = enc.encode(names)
@@ -199,8 +208,12 @@ class EventIndex:
     def events_of_triples(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each triple row, the ids of its events (in id order)."""
         if self._events_of_triple is None:
-            order = np.argsort(self.triple_of_event, kind="stable")
-            bounds = np.searchsorted(self.triple_of_event[order], np.arange(len(self.triples) + 1))
+            f = None if self.path is None else self.path / "events_by_triple.npy"
+            if f is not None and f.exists():  # saved at build: memory-mapped, shared by workers
+                order = load_npy(f, mmap=True)
+                bounds = load_npy(self.path / "triple_bounds.npy", mmap=True)
+            else:
+                order, bounds = events_by_triple(self.triple_of_event, len(self.triples))
             self._events_of_triple = (order, bounds)
         order, bounds = self._events_of_triple
         return [order[bounds[r] : bounds[r + 1]] for r in np.asarray(rows, dtype=np.int64)]
@@ -269,7 +282,7 @@ class EventIndex:
             raise IndexFormatError(
                 f"{shown}: index.json was built for another event store (fingerprint {fp}, the "
                 f"store here is {store.fingerprint()}); rebuild the index with `chronorag ingest`")
-        triples, toe = load_npy(d / "triples.npy"), load_npy(d / "triple_of_event.npy")
+        triples, toe = load_npy(d / "triples.npy", mmap=True), load_npy(d / "triple_of_event.npy", mmap=True)
         vectors = VectorIndex.load(d, gpu=gpu)
         n = len(store)
         if (len(toe) != n or (n and (int(triples.max()) >= n or int(toe.max()) >= len(triples)))
@@ -360,6 +373,9 @@ def build_event_index(
         store.write(tmp)
         np.save(tmp / "triples.npy", first)
         np.save(tmp / "triple_of_event.npy", inverse)
+        order, bounds = events_by_triple(inverse, len(first))
+        np.save(tmp / "events_by_triple.npy", order)
+        np.save(tmp / "triple_bounds.npy", bounds)
         vindex.save(tmp)
         np.save(tmp / "entity_vectors.npy", ent_vecs)
         np.save(tmp / "relation_vectors.npy", rel_vecs)

@@ -190,25 +190,48 @@ class VectorIndex:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         np.save(d / "vectors.npy", self.vectors)
+        if self.kind == "flat":  # the FAISS file that load() memory-maps (shared by workers)
+            index = self._index if not self.on_gpu else _faiss().index_gpu_to_cpu(self._index)
+            _faiss().write_index(index, str(d / "flat.faiss"))
         if self.kind == "hnsw":
             _faiss().write_index(self._index, str(d / "hnsw.faiss"))
         write_json(d / "vector_index.json", {"kind": self.kind, **self.params})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], *, gpu: bool | None = None) -> VectorIndex:
-        """Load an index written by :meth:`save` (a flat index is rebuilt from the vectors)."""
+    def load(cls, directory: str | os.PathLike[str], *, gpu: bool | None = None,
+             mmap: bool = True) -> VectorIndex:
+        """Load an index written by :meth:`save`.
+
+        A flat index saved with its ``flat.faiss`` file is memory-mapped (``mmap``, on
+        CPU): the vectors are read from the page cache, shared by every process that
+        loads the same index, and searched by the same FAISS code as before. Otherwise
+        (older indexes, GPU) the flat index is rebuilt from ``vectors.npy``.
+        """
         d = Path(directory)
         meta_path = d / "vector_index.json"
         if not meta_path.exists() or not (d / "vectors.npy").exists():
             raise IndexFormatError(f"{d} holds no chronorag vector index")
         meta = read_json(meta_path)
         obj = cls.__new__(cls)
-        obj.vectors = load_npy(d / "vectors.npy")
+        obj.kind = meta["kind"]
+        obj._gpu = gpu_available() if gpu is None else bool(gpu)
+        flat = d / "flat.faiss"
+        if mmap and obj.kind == "flat" and not obj._gpu and flat.exists():
+            faiss = _faiss()
+            try:
+                obj._index = faiss.read_index(str(flat), faiss.IO_FLAG_MMAP_IFC)
+            except RuntimeError as exc:
+                raise IndexFormatError(f"{flat} is damaged or truncated ({exc}); rebuild the index") from None
+            n, dim = int(obj._index.ntotal), int(obj._index.d)
+            vecs = faiss.rev_swig_ptr(obj._index.get_xb(), n * dim).reshape(n, dim)
+            vecs.flags.writeable = False  # the mapping is read-only: a write would crash
+            obj.vectors = vecs
+            obj.params = {k: meta[k] for k in ("hnsw_m", "ef_construction", "ef_search")}
+            return obj
+        obj.vectors = load_npy(d / "vectors.npy", mmap=True)
         if obj.vectors.ndim != 2:
             raise IndexFormatError(f"{d / 'vectors.npy'} is not a 2-D array; rebuild the index")
-        obj.kind = meta["kind"]
         obj.params = {k: meta[k] for k in ("hnsw_m", "ef_construction", "ef_search")}
-        obj._gpu = gpu_available() if gpu is None else bool(gpu)
         if obj.kind == "hnsw" and (d / "hnsw.faiss").exists():
             try:
                 obj._index = _faiss().read_index(str(d / "hnsw.faiss"))
