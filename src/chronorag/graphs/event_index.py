@@ -267,6 +267,10 @@ class EventIndex:
         """Load an index directory written by :func:`build_event_index`."""
         shown = Path(directory)
         d = snapshot(shown)  # one version, even while a writer replaces the index
+        if (d / "postgres.json").exists():  # a manifest: the index lives in PostgreSQL
+            from chronorag.graphs.pg_store import load_pg_index
+
+            return load_pg_index(d, shown)
         meta_path = d / "index.json"
         if not meta_path.exists():
             raise IndexFormatError(
