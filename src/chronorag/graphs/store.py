@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import DataFormatError, IndexFormatError, UnknownNameError
-from chronorag.graphs.persist import load_npy, load_npz, read_json, snapshot, write_index, write_json
+from chronorag.graphs.persist import (
+    load_npy,
+    load_npz,
+    read_json,
+    snapshot,
+    write_index,
+    write_json,
+)
 from chronorag.graphs.time import (
     POS_INF,
     Granularity,
