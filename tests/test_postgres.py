@@ -269,3 +269,20 @@ def test_store_url_on_a_memory_index_is_refused_unless_replace(pg_url, sample_in
     assert not isinstance(EventIndex.load(d), PgEventIndex)
     assert main([*args, "--replace"]) == 0
     assert isinstance(EventIndex.load(d), PgEventIndex)
+
+
+def test_star_rag_identical(pg_index, sample_index, capsys):
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+    from chronorag.retrievers.star_rag.rule_graph import RuleGraph, build_rule_graph
+
+    rg_mem = build_rule_graph(sample_index.store)
+    assert main(["-q", "star-rag", "build", str(pg_index.path)]) == 0  # reads the events from PostgreSQL
+    capsys.readouterr()
+    rg_pg = RuleGraph.load(pg_index.path)
+    assert rg_pg.stats["selected_edges"] == rg_mem.stats["selected_edges"]
+    a = StarRAGRetriever(pg_index, rg_pg, k1=5, k2=10)
+    b = StarRAGRetriever(sample_index, rg_mem, k1=5, k2=10)
+    for q in QUESTIONS[:4]:
+        ia, _ = a.retrieve_event_ids(q)
+        ib, _ = b.retrieve_event_ids(q)
+        assert len(ia) == 5 and (np.asarray(ia) == np.asarray(ib)).all(), q

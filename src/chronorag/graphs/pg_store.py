@@ -622,12 +622,9 @@ class PgVectorIndex:
         return self._n
 
     @property
-    def vectors(self) -> np.ndarray:
-        """All vectors, read once (for callers that need the matrix itself)."""
-        if self._vectors is None:
-            rows = self._store._q("SELECT embedding FROM {" + self._table + "} ORDER BY row")
-            self._vectors = np.array([np.asarray(r[0].to_numpy(), np.float32) for r in rows], dtype=np.float32)
-        return self._vectors
+    def vectors(self) -> _PgVectors:
+        """The vectors, indexable by row like the matrix (rows read on demand)."""
+        return _PgVectors(self)
 
     def search(self, queries: np.ndarray, k: int = 10, *,
                subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -672,6 +669,39 @@ class PgVectorIndex:
         return scores, ids
 
 
+class _PgVectors:
+    """``vectors[rows]`` of a :class:`PgVectorIndex`: rows read on demand; ``np.asarray`` reads all."""
+
+    def __init__(self, index: PgVectorIndex) -> None:
+        self._ix = index
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self._ix), self._ix.dim)
+
+    def __len__(self) -> int:
+        return len(self._ix)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        st, tbl = self._ix._store, "{" + self._ix._table + "}"
+        if isinstance(key, (int, np.integer)):
+            return np.asarray(st._q(f"SELECT embedding FROM {tbl} WHERE row = %s", (int(key),))[0][0].to_numpy())
+        rows = np.asarray(key)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64)
+        got = {int(r): e.to_numpy() for r, e in st._q(f"SELECT row, embedding FROM {tbl} WHERE row = ANY(%s)",
+                                                      (rows.tolist(),))}
+        out = np.zeros((len(rows), self._ix.dim), np.float32)
+        for j, r in enumerate(rows.tolist()):
+            out[j] = got[r]
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._ix._vectors is None:
+            rows = self._ix._store._q("SELECT embedding FROM {" + self._ix._table + "} ORDER BY row")
+            self._ix._vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32)
+        return self._ix._vectors if dtype is None else self._ix._vectors.astype(dtype)
+
+
 # --------------------------------------------------------------------- the index
 class PgEventIndex(EventIndex):
     """An :class:`~chronorag.graphs.event_index.EventIndex` whose store and vectors live in PostgreSQL."""
@@ -679,6 +709,23 @@ class PgEventIndex(EventIndex):
     def events_of_triples(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each triple row, the ids of its events (one SQL query)."""
         return pg_events_of_triples(self.store, rows)
+
+    @property  # type: ignore[override]
+    def _events_of_triple(self) -> tuple[np.ndarray, np.ndarray]:
+        """The whole events-by-triple table (STAR-RAG reads it), read from PostgreSQL once."""
+        got = self.__dict__.get("_eot")
+        if got is None:
+            rows = self.store._q("SELECT id, triple FROM {events} ORDER BY triple, id")
+            order = np.array([r[0] for r in rows], dtype=np.int64)
+            tri = np.array([r[1] for r in rows], dtype=np.int64)
+            bounds = np.searchsorted(tri, np.arange(len(self.triples) + 1)).astype(np.int64)
+            got = self.__dict__["_eot"] = (order, bounds)
+        return got
+
+    @_events_of_triple.setter
+    def _events_of_triple(self, value: Any) -> None:
+        if value is not None:
+            self.__dict__["_eot"] = value
 
     def name_vectors(self, kind: str) -> np.ndarray:
         """Entity or relation vectors, read from PostgreSQL once."""
