@@ -15,7 +15,7 @@ from chronorag.graphs.vectors import VectorIndex
 
 def _is_mapped(a: np.ndarray) -> bool:
     while a is not None and not isinstance(a, mmap.mmap):
-        a = a.base
+        a = a.obj if isinstance(a, memoryview) else a.base
     return isinstance(a, mmap.mmap)
 
 
