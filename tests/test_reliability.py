@@ -303,17 +303,19 @@ def test_truncated_index_files_are_clean_errors(tmp_path, ecb_index, capsys):
     build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(d)
     EventIndex.load(d)
     v = snapshot(d)
-    for name in ("events.npz", "rule_graph.npz"):
+    for name in ("events.npz", "rule_graph.npz", "ev_t_lo.npy"):
         data = (v / name).read_bytes()
         (v / name).unlink()  # break the hard link to the previous version first
         (v / name).write_bytes(data[: len(data) // 2])
     with pytest.raises(IndexFormatError, match="events.npz is damaged or truncated"):
-        TemporalEventStore.load(d)
+        TemporalEventStore.load(d, mmap=False)
+    with pytest.raises(IndexFormatError, match="ev_t_lo.npy is damaged or truncated"):
+        TemporalEventStore.load(d)  # the memory-mapped copy
     with pytest.raises(IndexFormatError, match="rule_graph.npz is damaged or truncated"):
         RuleGraph.load(d)
     assert main(["ask", str(d), "Who criticized Romania?"]) == 2
     err = capsys.readouterr().err
-    assert "events.npz" in err and "rebuild" in err and "Traceback" not in err
+    assert "ev_t_lo.npy" in err and "rebuild" in err and "Traceback" not in err
 
 
 def test_corrupt_embedding_cache_is_moved_aside_and_rebuilt(tmp_path, minilm):

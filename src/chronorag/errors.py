@@ -18,6 +18,7 @@ __all__ = [
     "LLMError",
     "MissingExtraError",
     "OutputExistsError",
+    "StoreConnectionError",
     "TimeParseError",
     "UnknownNameError",
 ]
@@ -61,6 +62,11 @@ class IndexBusyError(ChronoRAGError, RuntimeError):
 
 class OutputExistsError(ChronoRAGError, FileExistsError):
     """An output path that chronorag will not replace (a file, or a directory it did not write)."""
+
+
+class StoreConnectionError(ChronoRAGError, ConnectionError):
+    """A database behind an index cannot be used: unreachable, refused credentials, or a
+    missing extension; the message names the URL without its password."""
 
 
 class MissingExtraError(ChronoRAGError, ImportError):

@@ -79,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                     help="malformed lines: fail (default) or skip and report")
     sp.add_argument("--index", choices=["flat", "hnsw"], default="flat")
+    sp.add_argument("--store", default=None, metavar="URL",
+                    help="keep the index in PostgreSQL + pgvector (postgresql://user@host/db); DIR then "
+                         "holds only a manifest without the password (give it via PGPASSWORD or ~/.pgpass)")
+    sp.add_argument("--append", action="store_true",
+                    help="add the KG's events to the index already in DIR (in memory or PostgreSQL)")
+    sp.add_argument("--replace", action="store_true",
+                    help="allow replacing an index of the other kind (in-memory <-> PostgreSQL) in DIR")
     add_encoder_opts(sp)
     sp.set_defaults(func=_cmd_ingest)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 def _cmd_star_build(args: argparse.Namespace) -> int:
     from chronorag.errors import IndexFormatError
-    from chronorag.graphs.persist import index_lock, is_index_dir
+    from chronorag.graphs.persist import index_lock, is_index_dir, snapshot
     from chronorag.graphs.store import TemporalEventStore
     from chronorag.retrievers.star_rag.rule_graph import RuleGraphConfig, build_rule_graph
 
@@ -20,7 +20,12 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
         raise IndexFormatError(f"{d} is not a chronorag index directory; build one with "
                                "`chronorag ingest KG.tsv.gz --out DIR`")
     with index_lock(d):  # the rule graph is added as a new version of the index (atomic)
-        store = TemporalEventStore.load(d)
+        if (snapshot(d) / "postgres.json").exists():  # the events live in PostgreSQL: read them once
+            from chronorag.graphs.event_index import EventIndex
+
+            store = EventIndex.load(d).store.to_memory()
+        else:
+            store = TemporalEventStore.load(d)
         cfg = RuleGraphConfig(min_support=args.min_support, k_type=args.k_type, window_days=args.window_days)
         t0 = time.perf_counter()
         rg = build_rule_graph(store, config=cfg, progress=not args.quiet)

@@ -3,8 +3,10 @@
 Layout of ``INDEX_DIR``::
 
     store.json, events.npz, vocab.json[, texts.jsonl, attrs.jsonl]   the event store
+    ev_*.npy, sidx_*.npy the store's columns and six sorted indexes (memory-mapped at load)
     triples.npy          first event id of each distinct (s, r, o) triple
     triple_of_event.npy  for each event, its triple's row
+    events_by_triple.npy, triple_bounds.npy   event ids grouped by triple (memory-mapped)
     vectors.npy, vector_index.json[, hnsw.faiss]                     one vector per triple
     entity_vectors.npy, relation_vectors.npy                         one vector per name (for alignment)
     event_vectors.npy    optional: one vector per *dated* event sentence (STAR-RAG's
@@ -39,6 +41,7 @@ from chronorag.graphs.encoders import (
 from chronorag.graphs.index_files import IndexFiles
 from chronorag.graphs.persist import (
     check_output_dir,
+    snapshot,
     write_index,
     write_json,
 )
@@ -107,6 +110,13 @@ def dated_event_texts(store: TemporalEventStore, ids: np.ndarray | None = None) 
         out.append(verbalize_event(ents[store.subject[i]], rels[store.relation[i]], ents[store.object[i]],
                                    starts[day]))
     return out
+
+
+def events_by_triple(triple_of_event: np.ndarray, n_triples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Event ids grouped by triple (``order``) and each triple's slice of it (``bounds``)."""
+    order = np.argsort(triple_of_event, kind="stable").astype(np.int64)
+    bounds = np.searchsorted(triple_of_event[order], np.arange(n_triples + 1)).astype(np.int64)
+    return order, bounds
 
 
 @dataclass
@@ -185,7 +195,7 @@ class EventIndex:
             name = f"{kind}_vectors.npy"
             names = self.store.entities if kind == "entity" else self.store.relations
             if self._files is not None and self._files.has(name):
-                vecs = self._files.npy(name, ndim=2)
+                vecs = self._files.npy_mapped(name, ndim=2)
             else:
                 enc = CachedEncoder(self.encoder, EmbeddingCache(default_cache_path()))
                 vecs = enc.encode(names)
@@ -241,8 +251,13 @@ class EventIndex:
     def events_of_triples(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each triple row, the ids of its events (in id order)."""
         if self._events_of_triple is None:
-            order = np.argsort(self.triple_of_event, kind="stable")
-            bounds = np.searchsorted(self.triple_of_event[order], np.arange(len(self.triples) + 1))
+            fs = self._files
+            if fs is not None and fs.has("events_by_triple.npy") and fs.has("triple_bounds.npy"):
+                # saved at build: memory-mapped, shared by workers
+                order = fs.npy_mapped("events_by_triple.npy", ndim=1)
+                bounds = fs.npy_mapped("triple_bounds.npy", ndim=1)
+            else:
+                order, bounds = events_by_triple(self.triple_of_event, len(self.triples))
             self._events_of_triple = (order, bounds)
         order, bounds = self._events_of_triple
         return [order[bounds[r] : bounds[r + 1]] for r in np.asarray(rows, dtype=np.int64)]
@@ -302,6 +317,10 @@ class EventIndex:
         """
         shown = Path(directory)
         files = IndexFiles(shown)  # one version, even while a writer replaces the index
+        if files.has("postgres.json"):  # a manifest: the index lives in PostgreSQL
+            from chronorag.graphs.pg_store import load_pg_index
+
+            return load_pg_index(snapshot(shown), shown)
         if not files.has("index.json"):
             raise IndexFormatError(
                 f"{shown} is not a chronorag index directory (no index.json); build one with "
@@ -318,8 +337,8 @@ class EventIndex:
             raise IndexFormatError(
                 f"{shown}: index.json was built for another event store (fingerprint {fp}, the "
                 f"store here is {store.fingerprint()}); rebuild the index with `chronorag ingest`")
-        triples = files.npy("triples.npy", ndim=1)
-        toe = files.npy("triple_of_event.npy", ndim=1)
+        triples = files.npy_mapped("triples.npy", ndim=1)
+        toe = files.npy_mapped("triple_of_event.npy", ndim=1)
         vectors = VectorIndex.load(files, gpu=gpu)
         n = len(store)
         if (len(toe) != n or (n and (int(triples.max()) >= n or int(toe.max()) >= len(triples)
@@ -420,6 +439,9 @@ def build_event_index(
         store.write(tmp)
         np.save(tmp / "triples.npy", first)
         np.save(tmp / "triple_of_event.npy", inverse)
+        order, bounds = events_by_triple(inverse, len(first))
+        np.save(tmp / "events_by_triple.npy", order)
+        np.save(tmp / "triple_bounds.npy", bounds)
         vindex.save(tmp)
         np.save(tmp / "entity_vectors.npy", ent_vecs)
         np.save(tmp / "relation_vectors.npy", rel_vecs)

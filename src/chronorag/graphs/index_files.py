@@ -298,6 +298,67 @@ class IndexFiles:
             raise self.damaged(name, f"a {arr.ndim}-d array of shape {arr.shape}, expected {ndim}-d")
         return arr
 
+    def _mapped(self, name: str) -> Any:
+        """The file memory-mapped read-only (shared through the page cache), fingerprint-checked."""
+        import mmap
+
+        if not self.has(name):
+            raise self.missing(name)
+        own = None
+        if self._names is not None:
+            fh = self._handles.get(name)
+            if fh is None:
+                raise IndexFormatError(f"{self.shown}: the index files were closed; load the index again")
+            fd = fh.fileno()
+        else:
+            fd = own = os.open(self.shown / name, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
+        finally:
+            if own is not None:
+                os.close(own)
+        self._verify(name, mm)  # type: ignore[arg-type]  (reads the pages into the shared cache)
+        return mm
+
+    def npy_mapped(self, name: str, *, ndim: int | None = None) -> Any:
+        """Like :meth:`npy`, but the array is a read-only view of the memory-mapped file: every
+        process reading the same index shares one copy in the page cache."""
+        import numpy as np
+        from numpy.lib import format as npf
+
+        mm = self._mapped(name)
+        with self.parsing(name):
+            head = io.BytesIO(bytes(mm[: 1 << 16]))
+            version = npf.read_magic(head)
+            if version == (1, 0):
+                shape, fortran, dtype = npf.read_array_header_1_0(head)
+            else:
+                shape, fortran, dtype = npf.read_array_header_2_0(head)
+            if dtype.hasobject:
+                raise ValueError("an object array (pickled Python objects); chronorag never unpickles")
+            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            offset = head.tell()
+            if offset + count * dtype.itemsize != len(mm):
+                raise ValueError(f"{len(mm) - offset} data bytes for an array of shape {shape}: truncated or padded")
+            arr = np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(
+                shape, order="F" if fortran else "C")
+        if ndim is not None and arr.ndim != ndim:
+            raise self.damaged(name, f"a {arr.ndim}-d array of shape {arr.shape}, expected {ndim}-d")
+        return arr
+
+    def faiss_mapped(self, name: str) -> Any:
+        """A flat FAISS index file memory-mapped by FAISS (``IO_FLAG_MMAP_IFC``), fingerprint-checked."""
+        from chronorag.graphs.vectors import _faiss
+
+        self._mapped(name)
+        faiss = _faiss()
+        fh = self._handles.get(name) if self._names is not None else None
+        path = f"/proc/self/fd/{fh.fileno()}" if fh is not None and os.path.exists("/proc/self/fd") \
+            else str(self.shown / name)
+        with self.parsing(name):
+            return faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC)
+
     def npz(self, name: str, keys: Any = None) -> dict[str, Any]:
         """All arrays (or ``keys``) of an ``.npz`` archive, read eagerly (no pickles)."""
         import zipfile

@@ -114,6 +114,10 @@ LEGACY_FILES = frozenset({
     "tskg.json", "tgrag_vectors.npz", "property_graph.json", "tgrag.json",
     "topg.json", "passages.json", "propositions.json", "entities.json", "entity_keys.json",
     "prop_passage.npy", "prop_vectors.npy", "passage_vectors.npy", "pe.npz", "communities.npz",
+    # memory-mapped copies (TemporalEventStore.write, VectorIndex.save, build_event_index)
+    *(f"ev_{c}.npy" for c in ("subject", "relation", "object", "t_lo", "t_hi", "g_start", "g_end")),
+    *(f"sidx_{c}.npy" for c in ("s", "o", "r", "sr", "ro", "t")),
+    "flat.faiss", "events_by_triple.npy", "triple_bounds.npy",
 })
 
 
@@ -674,13 +678,18 @@ def load_npz(path: str | os.PathLike[str], keys: Any = None) -> dict[str, Any]:
         raise _damaged(p, exc) from None
 
 
-def load_npy(path: str | os.PathLike[str]) -> Any:
-    """One ``.npy`` array; a truncated or foreign file raises :class:`IndexFormatError`."""
+def load_npy(path: str | os.PathLike[str], *, mmap: bool = False) -> Any:
+    """One ``.npy`` array; a truncated or foreign file raises :class:`IndexFormatError`.
+
+    With ``mmap`` the array is memory-mapped read-only (shared through the page cache
+    by every process reading the file; a writer never modifies a version in place).
+    """
     import numpy as np
 
     p = Path(path)
     try:
-        return np.load(p, allow_pickle=False)
+        a = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
+        return np.asarray(a) if mmap else a  # a plain read-only ndarray view of the mapping
     except (EOFError, ValueError, OSError) as exc:
         if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
             raise

@@ -40,6 +40,9 @@ from chronorag.graphs.verbalize import verbalize_event
 __all__ = ["Event", "EventStoreBuilder", "LoadReport", "TemporalEventStore"]
 
 STORE_FORMAT_VERSION = 1
+#: The six sorted indexes, saved as ``sidx_<name>.npy`` (see :meth:`TemporalEventStore.write`).
+SORTED_INDEX_NAMES = ("s", "o", "r", "sr", "ro", "t")
+_COLUMNS = ("subject", "relation", "object", "t_lo", "t_hi", "g_start", "g_end")
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,18 @@ class _SortedIndex:
         self.order = np.argsort(keys, kind="stable").astype(np.int64)
         self.keys = keys[self.order]
 
+    @classmethod
+    def from_array(cls, both: np.ndarray) -> _SortedIndex:
+        """An index from a saved ``(2, n)`` array (row 0 the order, row 1 the sorted keys),
+        typically memory-mapped: no copy is made."""
+        obj = cls.__new__(cls)
+        obj.order, obj.keys = both[0], both[1]
+        return obj
+
+    def as_array(self) -> np.ndarray:
+        """The ``(2, n)`` int64 array :meth:`from_array` reads."""
+        return np.stack([self.order, self.keys.astype(np.int64)])
+
     def lookup(self, key: int) -> np.ndarray:
         a = np.searchsorted(self.keys, key, side="left")
         b = np.searchsorted(self.keys, key, side="right")
@@ -275,6 +290,7 @@ class TemporalEventStore:
         g_end: np.ndarray,
         texts: list[str | None] | None = None,
         attrs: list[str | None] | None = None,
+        sorted_indexes: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         n = len(subject)
         for name, col in (("relation", relation), ("object", object), ("t_lo", t_lo),
@@ -296,10 +312,20 @@ class TemporalEventStore:
         self._texts = texts
         self._attrs = attrs
         self.load_report: LoadReport | None = None
-        self._build_indexes()
+        self._build_indexes(sorted_indexes)
 
     # ------------------------------------------------------------------ indexes
-    def _build_indexes(self) -> None:
+    def _build_indexes(self, saved: Mapping[str, np.ndarray] | None = None) -> None:
+        if saved is not None:
+            n = len(self.subject)
+            for name in SORTED_INDEX_NAMES:
+                a = saved.get(name)
+                if a is None or a.shape != (2, n) or a.dtype != np.int64:
+                    raise IndexFormatError(f"sorted index {name!r} is missing or has shape "
+                                           f"{getattr(a, 'shape', None)} for {n} events")
+                setattr(self, f"_by_{name}", _SortedIndex.from_array(a))
+            self._set_time_bounds()
+            return
         n_rel = max(len(self._rel.names), 1)
         n_ent = max(len(self._ent.names), 1)
         s = self.subject.astype(np.int64)
@@ -311,6 +337,9 @@ class TemporalEventStore:
         self._by_sr = _SortedIndex(s * n_rel + r)
         self._by_ro = _SortedIndex(r * n_ent + o)
         self._by_t = _SortedIndex(self.t_lo)
+        self._set_time_bounds()
+
+    def _set_time_bounds(self) -> None:
         finite = self.t_hi < POS_INF
         dur = (self.t_hi[finite] - self.t_lo[finite]) if finite.any() else np.zeros(1, np.int64)
         self._max_dur = int(dur.max()) if len(dur) else 0
@@ -585,6 +614,12 @@ class TemporalEventStore:
             subject=self.subject, relation=self.relation, object=self.object,
             t_lo=self.t_lo, t_hi=self.t_hi, g_start=self.g_start, g_end=self.g_end,
         )
+        # the same columns and the six sorted indexes as plain .npy files, which load()
+        # memory-maps: N workers on one index share one page-cached copy
+        for name in _COLUMNS:
+            np.save(d / f"ev_{name}.npy", np.ascontiguousarray(getattr(self, name)))
+        for name in SORTED_INDEX_NAMES:
+            np.save(d / f"sidx_{name}.npy", getattr(self, f"_by_{name}").as_array())
         write_json(d / "vocab.json", {"entities": self.entities, "relations": self.relations})
         for name, col in (("texts", self._texts), ("attrs", self._attrs)):
             if col is not None:
@@ -623,11 +658,16 @@ class TemporalEventStore:
             self.write(tmp)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str] | Any) -> TemporalEventStore:
+    def load(cls, directory: str | os.PathLike[str] | Any, *, mmap: bool = True) -> TemporalEventStore:
         """Load a store written by :meth:`write`/:meth:`save`.
 
         ``directory`` is an index directory, or an opened
         :class:`~chronorag.graphs.index_files.IndexFiles` (one version, fingerprint-checked).
+        With ``mmap`` (default) and an index that has them, the columns (``ev_*.npy``) and
+        the six sorted indexes (``sidx_*.npy``) are memory-mapped read-only: nothing is
+        sorted at load, and every process on the same index shares one copy in the page
+        cache. Indexes written before these files existed are read from ``events.npz``
+        and their sorted indexes rebuilt, as before.
 
         Raises
         ------
@@ -648,14 +688,20 @@ class TemporalEventStore:
                 f"{shown}: store format {fmt!r}, this chronorag reads {STORE_FORMAT_VERSION}; rebuild it "
                 f"with `chronorag ingest KG --out {shown}`"
             )
-        cols = files.npz("events.npz", keys=("subject", "relation", "object", "t_lo", "t_hi",
-                                             "g_start", "g_end"))
+        saved = None
+        if mmap and all(files.has(f"ev_{c}.npy") for c in _COLUMNS) and all(
+                files.has(f"sidx_{c}.npy") for c in SORTED_INDEX_NAMES):
+            cols = {c: files.npy_mapped(f"ev_{c}.npy", ndim=1) for c in _COLUMNS}
+            saved = {c: files.npy_mapped(f"sidx_{c}.npy", ndim=2) for c in SORTED_INDEX_NAMES}
+        else:
+            cols = files.npz("events.npz", keys=_COLUMNS)
         vocab = files.json("vocab.json")
         extra: dict[str, list[str | None] | None] = {}
         for name in ("texts", "attrs"):
             extra[name] = files.jsonl(f"{name}.jsonl") if files.has(f"{name}.jsonl") else None
         try:
-            store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra)
+            store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra,
+                        sorted_indexes=saved)
         except (IndexFormatError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise IndexFormatError(f"{shown}: events.npz, vocab.json and store.json do not match "
                                    f"({exc}); rebuild the index: `chronorag ingest KG --out {shown}`") from None

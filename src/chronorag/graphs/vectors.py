@@ -190,18 +190,26 @@ class VectorIndex:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         np.save(d / "vectors.npy", self.vectors)
+        if self.kind == "flat":  # the FAISS file that load() memory-maps (shared by workers)
+            index = self._index if not self.on_gpu else _faiss().index_gpu_to_cpu(self._index)
+            _faiss().write_index(index, str(d / "flat.faiss"))
         if self.kind == "hnsw":
             _faiss().write_index(self._index, str(d / "hnsw.faiss"))
         write_json(d / "vector_index.json", {"kind": self.kind, **self.params})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str] | Any, *, gpu: bool | None = None) -> VectorIndex:
-        """Load an index written by :meth:`save` (a flat index is rebuilt from the vectors).
+    def load(cls, directory: str | os.PathLike[str] | Any, *, gpu: bool | None = None,
+             mmap: bool = True) -> VectorIndex:
+        """Load an index written by :meth:`save`.
 
         ``directory`` is an index directory or an opened
         :class:`~chronorag.graphs.index_files.IndexFiles`; every file, ``hnsw.faiss``
         included, is checked against its build-time fingerprint, and an HNSW file must
         hold exactly the stored vectors (a file copied from another index is refused).
+        A flat index saved with its ``flat.faiss`` file is memory-mapped (``mmap``, on
+        CPU): the vectors are read from the page cache, shared by every process that
+        loads the same index, and searched by the same FAISS code. Otherwise (older
+        indexes, GPU) the flat index is rebuilt from ``vectors.npy``.
         """
         from chronorag.graphs.index_files import IndexFiles
 
@@ -211,16 +219,24 @@ class VectorIndex:
                                 "the vector index")
         meta = files.json("vector_index.json")
         obj = cls.__new__(cls)
-        obj.vectors = files.npy("vectors.npy", ndim=2)
         with files.parsing("vector_index.json"):
             obj.kind = str(meta["kind"])
             if obj.kind not in INDEX_KINDS:
                 raise ValueError(f"unknown index kind {obj.kind!r}")
             obj.params = {k: int(meta[k]) for k in ("hnsw_m", "ef_construction", "ef_search")}
+        obj._gpu = gpu_available() if gpu is None else bool(gpu)
+        if mmap and obj.kind == "flat" and not obj._gpu and files.has("flat.faiss"):
+            faiss = _faiss()
+            obj._index = files.faiss_mapped("flat.faiss")
+            n, dim = int(obj._index.ntotal), int(obj._index.d)
+            vecs = faiss.rev_swig_ptr(obj._index.get_xb(), n * dim).reshape(n, dim)
+            vecs.flags.writeable = False  # the mapping is read-only: a write would crash
+            obj.vectors = vecs
+            return obj
+        obj.vectors = files.npy_mapped("vectors.npy", ndim=2) if mmap else files.npy("vectors.npy", ndim=2)
         if obj.vectors.dtype != np.float32 or len(obj.vectors) == 0:
             raise files.damaged("vectors.npy", f"{obj.vectors.dtype} array of shape {obj.vectors.shape}, "
                                                "expected non-empty float32 vectors")
-        obj._gpu = gpu_available() if gpu is None else bool(gpu)
         if obj.kind == "hnsw" and files.has("hnsw.faiss"):
             obj._index = files.faiss("hnsw.faiss")
             _check_same_vectors(files, obj._index, obj.vectors)

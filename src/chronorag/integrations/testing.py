@@ -2,7 +2,7 @@
 
 ``ScriptedOpenAIServer`` is a *test double* for tests and offline examples. It serves
 ``POST /v1/chat/completions`` (plain and ``stream=true``, including ``tool_calls``),
-``POST /v1/embeddings`` (deterministic hashed vectors) and ``GET /v1/models``, so
+``POST /v1/embeddings`` (deterministic hashed vectors), ``GET /v1/models`` and ``GET /health``, so
 LangChain's ``ChatOpenAI``, LlamaIndex's ``OpenAILike`` and the ``openai`` client talk
 to it over real sockets exactly as they talk to vLLM.
 
@@ -115,7 +115,9 @@ class ScriptedOpenAIServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/health":  # as vLLM serves it (routers probe it)
+                    self._send(200, {})
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": server.model, "object": "model", "owned_by": "chronorag-test"}]})
                 else:

@@ -1,0 +1,288 @@
+"""The PostgreSQL + pgvector event store, on a real embedded server: same answers as the
+in-memory index on the ICEWS14 sample, --append, the atomic version switch, and clean
+errors for bad URLs, credentials and a missing pgvector."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chronorag.cli import bundled_sample_path, main
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
+QUESTIONS = [
+    "Who did Xi Jinping host a visit from?",
+    "Who did Barack Obama criticize?",
+    "Who made a visit to Japan in 2014-03?",
+    "Before Japan, who did China accuse last?",
+    "When did John Kerry first consult Sergey Viktorovich Lavrov?",
+    "Who did Iran sign an agreement with after 2014-06?",
+]
+
+
+@pytest.fixture(scope="module")
+def pg_index(pg_url, sample_index, minilm, tmp_path_factory):
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.graphs.pg_store import build_pg_index
+
+    out = tmp_path_factory.mktemp("pgidx") / "sample"
+    build_pg_index(sample_index.store, out, pg_url, encoder=minilm, progress=False)
+    idx = EventIndex.load(out)
+    idx.encoder = minilm
+    yield idx
+    idx.store.close()
+
+
+def test_manifest_holds_no_password_and_load_gives_a_pg_index(pg_index, sample_index):
+    from chronorag.graphs.pg_store import MANIFEST, PgEventIndex, PgEventStore
+
+    assert isinstance(pg_index, PgEventIndex) and isinstance(pg_index.store, PgEventStore)
+    man = json.loads((pg_index.path / MANIFEST).read_text())
+    assert man["backend"] == "postgres" and man["schema"].startswith("chronorag_")
+    assert ":@" not in man["url"] and "password" not in man["url"]
+    assert sorted(p.name for p in pg_index.path.iterdir() if not p.name.startswith(".")) == ["index.json", MANIFEST]
+    assert len(pg_index.store) == len(sample_index.store) == 9165
+    assert pg_index.store.fingerprint() == sample_index.store.fingerprint()
+    assert pg_index.store.entities == sample_index.store.entities
+
+
+def test_store_queries_identical(pg_index, sample_index):
+    pg, mem = pg_index.store, sample_index.store
+    for kw in [dict(subject="Xi Jinping"), dict(object="Japan"), dict(relation="Make a visit"),
+               dict(subject="Barack Obama", relation="Criticize or denounce"),
+               dict(relation="Make a visit", object="China"),
+               dict(subject="China", object="Japan"), {}]:
+        assert (pg.find(**kw) == mem.find(**kw)).all(), kw
+    for kw in [dict(relation="Make a visit", begin_time="2014-03", end_time="2014-04", type="between"),
+               dict(object="Japan", end_time="2014-05-01", type="before"),
+               dict(subject="China", begin_time="2014-11-20", type="after"),
+               dict(subject="Xi Jinping", begin_time="2014-07", end_time="2014-07")]:
+        a, b = pg.query(**kw), mem.query(**kw)
+        assert len(a) and (a == b).all(), kw
+    assert (pg.time_range("2014-02-03", "2014-02-05") == mem.time_range("2014-02-03", "2014-02-05")).all()
+    ids = np.arange(0, len(mem), 7)
+    assert (pg.filter_time(ids, begin_time="2014-05", end_time="2014-06")
+            == mem.filter_time(ids, begin_time="2014-05", end_time="2014-06")).all()
+    assert (pg.sort_by_time(ids[::-1]) == mem.sort_by_time(ids[::-1])).all()
+    assert pg.events([5, 900, 3]) == mem.events([5, 900, 3])
+    assert (pg.t_lo[ids] == mem.t_lo[ids]).all() and pg.subject[17] == mem.subject[17]
+    assert (np.asarray(pg.relation) == mem.relation).all()  # whole column, materialised
+    f1, i1 = pg.triple_ids()
+    f2, i2 = mem.triple_ids()
+    assert (f1 == f2).all() and (i1 == i2).all()
+    from chronorag.errors import IntervalOrderError, UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="did you mean"):
+        pg.find(subject="Xi Jinpin")
+    with pytest.raises(IntervalOrderError):
+        pg.query(begin_time="2014-05", end_time="2014-01")
+
+
+def test_time_windows_are_pushed_into_sql(pg_index):
+    """The plan of a windowed name query uses the composite index with the time bound inside."""
+    st = pg_index.store
+    plan = "\n".join(r[0] for r in st._q(
+        "EXPLAIN SELECT id FROM {events} WHERE subject = %s AND relation = %s AND t_lo < %s AND t_hi > %s",
+        (st.entity_id("Xi Jinping"), st.relation_id("Make a visit"), 10, 0)))
+    assert "Index" in plan and "t_lo <" in plan and "Seq Scan" not in plan
+
+
+@pytest.mark.parametrize("mode", ["exact", "hnsw"])
+def test_dense_retriever_identical(pg_index, sample_index, mode):
+    from chronorag.graphs.pg_store import PgVectorIndex
+    from chronorag.retrievers.dense import DenseEventRetriever
+
+    pg_index.vectors = PgVectorIndex(pg_index.store, search=mode)
+    for tf in (None, {"begin_time": "2014-03", "end_time": "2014-04"},
+               {"begin_time": "-inf", "end_time": "2014-06-01", "type": "before"}):
+        a = DenseEventRetriever(pg_index, similarity_top_k=10, time_filter=tf)
+        b = DenseEventRetriever(sample_index, similarity_top_k=10, time_filter=tf)
+        for q in QUESTIONS[:4]:
+            ia, sa = a.retrieve_event_ids(q)
+            ib, sb = b.retrieve_event_ids(q)
+            assert (ia == ib).all(), (mode, q, tf)
+            assert np.allclose(sa, sb, atol=1e-5)
+    rows = np.arange(0, len(sample_index.triples), 5)
+    s1, r1 = pg_index.vectors.search(sample_index.vectors.vectors[:2], 5, subset=rows)
+    s2, r2 = sample_index.vectors.search(sample_index.vectors.vectors[:2], 5, subset=rows)
+    assert (r1 == r2).all()
+
+
+def test_tools_reasoner_identical(pg_index, sample_index):
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    a, b = TemporalKGTools(pg_index), TemporalKGTools(sample_index)
+    for call in [("get_tail_entity", dict(head="Xi Jinping", rel="host a visit", begin_time="2014-03",
+                                          end_time="2014-03")),
+                 ("get_head_entity", dict(tail="Japan", rel="make a visit", end_time="2014-05", type="before")),
+                 ("get_time", dict(head="John Kerry", rel="consult", tail="Lavrov"))]:
+        ra, rb = getattr(a, call[0])(**call[1]), getattr(b, call[0])(**call[1])
+        assert ra.rows and ra.rows == rb.rows and ra.observation == rb.observation
+    ra, rb = TemporalReasoner(a), TemporalReasoner(b)
+    for q in QUESTIONS:
+        x, y = ra.answer(q), rb.answer(q)
+        assert x.answers == y.answers and x.evidence == y.evidence, q
+
+
+def test_cli_ask_and_eval_unchanged(pg_index, sample_index, tmp_path, capsys):
+    for method in ("tools", "dense"):
+        outs = []
+        for d in (pg_index.path, sample_index.path):
+            assert main(["ask", str(d), QUESTIONS[0], "--method", method, "--json"]) == 0
+            outs.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+        assert outs[0]["answers"] == outs[1]["answers"] and outs[0]["answers"], method
+    qs = tmp_path / "qs.jsonl"
+    qs.write_text("".join(json.dumps({"id": str(i), "question": q, "answers": ["China"]}) + "\n"
+                          for i, q in enumerate(QUESTIONS)))
+    res = []
+    for d in (pg_index.path, sample_index.path):
+        assert main(["eval", "jsonl", str(d), str(qs), "--method", "tools", "--out", str(tmp_path / "r.json")]) == 0
+        res.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+    assert res[0]["hits@1"] == res[1]["hits@1"]
+
+
+def _halves(tmp_path: Path) -> tuple[Path, Path]:
+    lines = gzip.open(bundled_sample_path(), "rt", encoding="utf-8").read().splitlines(keepends=True)
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("".join(lines[:5000]))
+    b.write_text("".join(lines[5000:]))
+    return a, b
+
+
+def test_append_on_both_backends(pg_url, sample_index, tmp_path, capsys):
+    from chronorag.graphs.event_index import EventIndex
+
+    a, b = _halves(tmp_path)
+    for extra, d in (([], tmp_path / "mem"), (["--store", pg_url], tmp_path / "pg")):
+        # MiniLM, as the sample_index fixture: every sentence comes from the embedding cache
+        assert main(["-q", "ingest", str(a), "--out", str(d), *extra]) == 0
+        assert main(["-q", "ingest", str(b), "--out", str(d), "--append", *extra]) == 0
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert out["appended"] == 4165 and out["events"] == 9165
+        idx = EventIndex.load(d)
+        assert idx.store.fingerprint() == sample_index.store.fingerprint()  # same as one ingest of the whole
+        q = dict(subject="China", begin_time="2014-06", end_time="2014-08")
+        assert (idx.store.query(**q) == sample_index.store.query(**q)).all()
+    assert main(["-q", "ingest", str(a), "--out", str(tmp_path / "none"), "--append"]) == 2
+    assert "holds no index to append to" in capsys.readouterr().err
+
+
+def test_half_finished_ingest_leaves_previous_version_serving(pg_url, tmp_path, minilm):
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.graphs.io import read_events
+    from chronorag.graphs.pg_store import build_pg_index, connect, live_version, schema_for
+
+    a, b = _halves(tmp_path)
+    d = tmp_path / "crash"
+    build_pg_index(read_events(a, progress=False), d, pg_url, encoder=minilm, progress=False)
+    reader = EventIndex.load(d)
+    full = read_events(a, progress=False).concat(read_events(b, progress=False))
+    v = build_pg_index(full, d, pg_url, encoder=minilm, progress=False, _crash_before_switch=True)
+    conn = connect(pg_url)
+    schema = schema_for(d)
+    assert live_version(conn, schema)[0] == v - 1  # the killed writer never switched
+    assert len(EventIndex.load(d).store) == 5000 and len(reader.store) == 5000
+    assert conn.execute("SELECT to_regclass(%s)", (f"{schema}.events_{v}",)).fetchone()[0] is not None
+    build_pg_index(full, d, pg_url, encoder=minilm, progress=False)  # next writer recovers, then commits
+    assert conn.execute("SELECT to_regclass(%s)", (f"{schema}.events_{v}",)).fetchone()[0] is None
+    assert live_version(conn, schema) == (v + 1, v - 1)
+    assert len(EventIndex.load(d).store) == 9165
+    # the reader opened before the switch still reads its version (kept as 'previous')
+    assert len(reader.store.find(subject="China")) == len(read_events(a, progress=False).find(subject="China"))
+    conn.close()
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_unreachable_database_is_a_clean_error(tmp_path, capsys):
+    url = "postgresql://alice:s3cret@/chronorag?host=/nonexistent/socket/dir&connect_timeout=2"
+    assert main(["-q", "ingest", str(bundled_sample_path()), "--out", str(tmp_path / "x"), "--store", url,
+                 "--encoder", "static"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect to PostgreSQL at postgresql://alice@/chronorag" in err
+    assert "s3cret" not in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x" / "postgres.json").exists()
+
+
+def test_wrong_password_is_a_clean_error(pg_url, tmp_path, capsys):
+    import psycopg
+
+    from chronorag.integrations.embedded_pg import EmbeddedPostgres  # noqa: F401  (the server is pg_url's)
+
+    sock = pg_url.split("host=")[1]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("DROP ROLE IF EXISTS pwuser")
+        c.execute("CREATE ROLE pwuser LOGIN PASSWORD 'right-one'")
+        hba = c.execute("SHOW hba_file").fetchone()[0]
+        old = Path(hba).read_text()
+        Path(hba).write_text("local all pwuser scram-sha-256\n" + old)
+        c.execute("SELECT pg_reload_conf()")
+    try:
+        url = f"postgresql://pwuser:wrong-one@/postgres?host={sock}"
+        assert main(["-q", "ingest", str(bundled_sample_path()), "--out", str(tmp_path / "x"), "--store", url,
+                     "--encoder", "static"]) == 2
+        err = capsys.readouterr().err
+        assert "password authentication failed" in err and "postgresql://pwuser@/postgres" in err
+        assert "wrong-one" not in err and "Traceback" not in err
+    finally:
+        Path(hba).write_text(old)
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute("SELECT pg_reload_conf()")
+
+
+def test_missing_pgvector_is_a_clean_error(pg_url, tmp_path, capsys):
+    import psycopg
+
+    sock = pg_url.split("host=")[1]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("DROP DATABASE IF EXISTS novector")
+        c.execute("DROP ROLE IF EXISTS plain")
+        c.execute("CREATE ROLE plain LOGIN")
+        c.execute("CREATE DATABASE novector")
+        c.execute("REVOKE CREATE ON DATABASE novector FROM PUBLIC")
+    url = f"postgresql://plain@/novector?host={sock}"
+    assert main(["-q", "ingest", str(bundled_sample_path()), "--out", str(tmp_path / "x"), "--store", url,
+                 "--encoder", "static"]) == 2
+    err = capsys.readouterr().err
+    assert "pgvector extension is missing" in err and "postgresql://plain@/novector" in err
+    assert "Traceback" not in err
+
+
+def test_store_url_on_a_memory_index_is_refused_unless_replace(pg_url, sample_index, tmp_path, capsys):
+    import shutil
+
+    d = tmp_path / "mem"
+    shutil.copytree(sample_index.path, d, symlinks=True)
+    args = ["-q", "ingest", str(bundled_sample_path()), "--out", str(d), "--store", pg_url]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "already holds an in-memory index" in err and "--replace" in err
+    from chronorag.graphs.event_index import EventIndex
+    from chronorag.graphs.pg_store import PgEventIndex
+
+    assert not isinstance(EventIndex.load(d), PgEventIndex)
+    assert main([*args, "--replace"]) == 0
+    assert isinstance(EventIndex.load(d), PgEventIndex)
+
+
+def test_star_rag_identical(pg_index, sample_index, capsys):
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+    from chronorag.retrievers.star_rag.rule_graph import RuleGraph, build_rule_graph
+
+    rg_mem = build_rule_graph(sample_index.store)
+    assert main(["-q", "star-rag", "build", str(pg_index.path)]) == 0  # reads the events from PostgreSQL
+    capsys.readouterr()
+    rg_pg = RuleGraph.load(pg_index.path)
+    assert rg_pg.stats["selected_edges"] == rg_mem.stats["selected_edges"]
+    a = StarRAGRetriever(pg_index, rg_pg, k1=5, k2=10)
+    b = StarRAGRetriever(sample_index, rg_mem, k1=5, k2=10)
+    for q in QUESTIONS[:4]:
+        ia, _ = a.retrieve_event_ids(q)
+        ib, _ = b.retrieve_event_ids(q)
+        assert len(ia) == 5 and (np.asarray(ia) == np.asarray(ib)).all(), q
