@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.graphs.linking import EntityLinker
-from chronorag.graphs.question import TemporalQuestion, parse_question
+from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
 from chronorag.workflows.temptool.alignment import normalise_tokens
 from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
@@ -66,6 +66,7 @@ class ToolPlan:
     order: str = "count"  # answer ranking: "first", "last" or "count"
     operator: str = "select"
     exclude: list[str] = field(default_factory=list)
+    anchor_note: str = ""
 
     def describe(self) -> str:
         """One line for traces."""
@@ -277,7 +278,9 @@ class TemporalReasoner:
                 by = [e for e in ents if re.search(r"\bby\s+(?:the\s+)?$", main[: e[0]], re.I)]
                 known, role = (by[0] if by else ents[-1]), "head"
             else:
-                head_cue = q.subject_cue
+                # "which country did X visit": X right after the auxiliary is the subject
+                m = _AUX_SUBJ.search(main) if q.subject_cue else None
+                head_cue = m is not None and re.fullmatch(r"\s*(?:the\s+)?", main[m.end(): ents[0][0]] or "") is not None
                 known, role = (ents[0] if head_cue else ents[-1]), ("head" if head_cue else "tail")
             plan.known, plan.known_role = known[2], role
         if q.ordinal == "first" or (q.constraint == "after" and not q.ordinal):
@@ -320,13 +323,24 @@ class TemporalReasoner:
 
     def _anchor_time(self, calls: list[dict[str, Any]], plan: ToolPlan,
                      role: str) -> Generator[dict[str, Any], ToolResult, tuple[str | None, ToolResult]]:
-        if role == "tail":  # answers are heads, like the anchor
-            res = yield from self._call(calls, plan, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
-        else:
-            res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
-        if not res.rows:
-            return None, res
-        return min((r["time"].split("/")[0] for r in res.rows), key=lambda t: parse_time(t).lo), res
+        """Earliest event of the anchor with the known entity. "Before China" does not say
+        who acted on whom, so the anchor's event is looked up in the answers' direction
+        first, then in the other (``plan.anchor_note`` records it)."""
+        pairs = [(plan.anchor, plan.known), (plan.known, plan.anchor)]
+        if role != "tail":  # answers are tails: the anchor is a tail too
+            pairs = pairs[::-1]
+        res = None
+        for k, (h, t) in enumerate(pairs):
+            res = yield from self._call(calls, plan, "Get_time", head=h, rel=plan.relation, tail=t)
+            if res.rows:
+                if k:
+                    plan.anchor_note = (f"the anchor event exists only as ({h}, {res.aligned.get('rel')}, {t}); "
+                                        f"the question is read in that direction")
+                return min((r["time"].split("/")[0] for r in res.rows), key=lambda x: parse_time(x).lo), res
+            if not res.aligned:
+                break
+        assert res is not None
+        return None, res
 
     @staticmethod
     def _abstain(plan: ToolPlan | None, calls: list[dict[str, Any]], reason: str) -> ReasonerResult:
@@ -366,7 +380,10 @@ class TemporalReasoner:
         for attempt, role in enumerate(roles):
             t = None
             if plan.anchor is not None:
+                plan.anchor_note = ""
                 t, ares = yield from self._anchor_time(calls, plan, role)
+                if plan.anchor_note:  # the anchor's direction decides the reading
+                    role = "tail" if role == "head" else "head"
                 if t is None:
                     last_obs = (ares.observation if not ares.aligned else
                                 f"no event of {plan.anchor} {plan.relation!r} {plan.known} to anchor "
@@ -392,7 +409,7 @@ class TemporalReasoner:
             elif plan.operator == "exists":
                 answers = ["yes" if answers else "no"]
             if answers:
-                note = "reversed direction: answered the inverse reading" if attempt else ""
+                note = "reversed direction: answered the inverse reading" if attempt else plan.anchor_note
                 return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note, reason=note,
                                       evidence=[res.observation])
             last_obs = (f"no events: {plan.known} ({role}) {res.aligned.get('rel')!r} "
@@ -539,7 +556,9 @@ _QWORDS = {"who", "whom", "which", "what", "when", "in", "on", "before", "after"
            "could", "can", "did", "was", "the", "at", "during", "from", "by", "how", "is", "are", "has",
            "have", "had", "does", "do", "were", "since", "between", "until", "name", "list", "tell", "give",
            "show", "find", "i", "it", "true", "there", "where", "whose", "and", "or", "of", "a", "an", "any",
-           "anyone", "anybody", "someone", "ever", "times", "many", "often"}
+           "anyone", "anybody", "someone", "ever", "times", "many", "often", "against", "for", "about",
+           "toward", "towards", "into", "over", "under", "within", "among", "through", "via", "like",
+           "apart", "other", "except", "besides", "excluding", "prior", "following", "yes", "no"}
 
 
 def _offset_window(t: int, offset: tuple[int, str, str]) -> tuple[str, str, str]:
