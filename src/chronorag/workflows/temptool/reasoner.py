@@ -83,6 +83,8 @@ class ReasonerResult:
     plan: ToolPlan | None
     calls: list[dict[str, Any]] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    #: ids of the events the answers were read from
+    evidence_ids: list[int] = field(default_factory=list)
     note: str = ""
     latency_ms: float = 0.0
     error: str | None = None
@@ -122,6 +124,7 @@ class TemporalReasoner:
         self.max_span = max_span
         self._exact = tools.entities._norm_index
         self.linker = EntityLinker(tools.store.entities)
+        self._last_ids: list[str] = []
         self.retry_inverse = bool(retry_inverse)
         st = tools.store
         self.span: tuple[int, int] | None = (int(st.t_lo.min()), int(st.t_hi.max())) if len(st) else None
@@ -314,6 +317,8 @@ class TemporalReasoner:
     def _call(self, calls: list[dict[str, Any]], plan: ToolPlan, name: str,
               **args: Any) -> Generator[dict[str, Any], ToolResult, ToolResult]:
         res = yield {"name": name, "arguments": args}
+        if res.rows and name != "Get_time" or (name == "Get_time" and plan.target in ("time", "pair")):
+            self._last_ids = [r["id"] for r in res.rows if "id" in r]
         if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
             plan.relation = res.aligned["rel"]
@@ -373,6 +378,9 @@ class TemporalReasoner:
         """
         calls: list[dict[str, Any]] = []
         q = plan.question
+        if self.tools._allowed is not None and plan.operator in ("count", "most_frequent"):
+            return self._abstain(plan, calls, f"'{plan.operator}' needs every matching event of the KG; "
+                                 "this reader sees only the retrieved events")
         if plan.target in ("time", "pair"):
             return (yield from self._pair_steps(plan, calls))
         roles = [plan.known_role] + ([("tail" if plan.known_role == "head" else "head")] if self.retry_inverse else [])
@@ -407,6 +415,9 @@ class TemporalReasoner:
                     n = sum(1 for r in res.rows if r[answer_role] not in {plan.known, *plan.exclude})
                     answers = [str(n)]
             elif plan.operator == "exists":
+                if not answers and self.tools._allowed is not None:
+                    return self._abstain(plan, calls, "no retrieved event shows it, and the retrieved events "
+                                         "cannot show that it never happened")
                 answers = ["yes" if answers else "no"]
             if answers:
                 note = "reversed direction: answered the inverse reading" if attempt else plan.anchor_note
@@ -436,6 +447,9 @@ class TemporalReasoner:
             return ReasonerResult(answers=[str(len(rows))], plan=plan, calls=calls, note=note, reason=note,
                                   evidence=[res.observation])
         if plan.operator == "exists":
+            if not rows and self.tools._allowed is not None:
+                return self._abstain(plan, calls, "no retrieved event shows it, and the retrieved events "
+                                     "cannot show that it never happened")
             return ReasonerResult(answers=["yes" if rows else "no"], plan=plan, calls=calls, note=note,
                                   reason=note, evidence=[res.observation])
         gran = Granularity.DAY if q.granularity is None else q.granularity
@@ -460,7 +474,10 @@ class TemporalReasoner:
             while True:
                 call = gen.send(self.tools.call(call["name"], call["arguments"]))
         except StopIteration as stop:
-            return stop.value
+            res = stop.value
+            if not res.evidence_ids and res.calls:
+                res.evidence_ids = list(dict.fromkeys(int(i) for i in self._last_ids))[:200]
+            return res
 
     def execute(self, plan: ToolPlan) -> ReasonerResult:
         """Run a plan with the tools and rank the answers."""
@@ -507,6 +524,7 @@ class TemporalReasoner:
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question must be a non-empty string, got {question!r}")
         t0 = time.perf_counter()
+        self._last_ids = []
         q = self.parse(question)
         problem = self._time_problem(q)
         if problem is not None:

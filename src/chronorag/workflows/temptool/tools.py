@@ -227,7 +227,7 @@ class TemporalKGTools:
         s = self.store
         ents, rels = s.entities, s.relations
         return [{"head": ents[s.subject[i]], "rel": rels[s.relation[i]], "tail": ents[s.object[i]],
-                 "time": s.time_text(int(i))} for i in ids]
+                 "time": s.time_text(int(i)), "id": str(int(i))} for i in ids]
 
     @staticmethod
     def _check_filter(begin_time: str, end_time: str, type: str) -> str:  # noqa: A002
