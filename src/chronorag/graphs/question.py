@@ -442,14 +442,17 @@ def _operators(s: str, q: TemporalQuestion) -> str:
         phrase = _strip(rest[: e.start()] if e else rest)
         if phrase:
             q.exclude.extend(p for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase)) if p)
-        s = s[: m.start()] + " " + (rest[e.start():] if e else "")
+        # "Who, other than X, did Y ...": the clause's closing comma goes with it
+        tail = rest[e.end():] if e and e.group(0).strip() == "," and m.group(0).lstrip().startswith(",") else \
+            rest[e.start():] if e else ""
+        s = s[: m.start()] + " " + tail
     m = _COUNT.search(s)
     if m:
         q.operator = "count"
         noun = m.group(1)
         if noun and noun.lower() not in ("times",):
-            q.count_distinct = True
-            s = s[: m.start()] + " which " + noun + " " + s[m.end():]
+            q.count_distinct = True  # "how many countries did X visit": count the distinct answers
+            s = s[: m.start()] + " who " + s[m.end():]
         else:
             s = s[: m.start()] + " " + s[m.end():]
         return s

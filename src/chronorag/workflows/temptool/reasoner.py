@@ -34,7 +34,7 @@ import numpy as np
 from chronorag.graphs.linking import EntityLinker
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
-from chronorag.workflows.temptool.alignment import normalise_tokens
+from chronorag.workflows.temptool.alignment import normalise_tokens, relation_tokens
 from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
@@ -124,6 +124,7 @@ class TemporalReasoner:
         self.max_span = max_span
         self._exact = tools.entities._norm_index
         self.linker = EntityLinker(tools.store.entities)
+        self._rel_vocab: set[str] | None = None
         self._last_ids: list[str] = []
         self.retry_inverse = bool(retry_inverse)
         st = tools.store
@@ -192,9 +193,11 @@ class TemporalReasoner:
             if link.linked:
                 assert link.name is not None
                 found.append((toks[k][1], toks[j][2], link.name))
+            elif self._relation_words(phrase):
+                pass  # "appoint as CEO": words of the KG's relation names, not a missing entity
             else:
                 al = self.tools.align_entity(phrase)
-                if al.score >= 1.0:
+                if al.score >= 1.0 and self._contained(phrase, al.name):
                     found.append((toks[k][1], toks[j][2], al.name))
                 else:
                     problems.append(link.reason)
@@ -216,6 +219,27 @@ class TemporalReasoner:
                         for x in range(i, i + size):
                             taken[x] = True
         return sorted(found), problems
+
+    def _relation_words(self, phrase: str) -> bool:
+        """True when every word of ``phrase`` is a word of some relation name of the KG."""
+        if self._rel_vocab is None:
+            self._rel_vocab = {relation_tokens(w)[0] for r in self.tools.store.relations
+                               for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
+        toks = relation_tokens(phrase)
+        return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    @staticmethod
+    def _contained(phrase: str, name: str) -> bool:
+        """A partial proper name must be part of the name: every word of ``phrase`` matches
+        a word of ``name`` (normalised, typo-tolerant), so "Merkel" links to "Angela Merkel"
+        but "Volodymyr Zelenskyy" not to "Volodymyr Konstantynov". Descriptions with
+        function words ("Foreign Minister of India") are left to the aligner's score."""
+        from rapidfuzz import fuzz
+
+        if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
+            return True  # a description ("Foreign Minister of India"), not a proper name: the aligner decides
+        have = normalise_tokens(name)
+        return all(any(w == h or fuzz.ratio(w, h) >= 85 for h in have) for w in normalise_tokens(phrase))
 
     def _anchor_entity(self, phrase: str) -> tuple[str | None, str]:
         ents, problems = self.link_entities(phrase)
@@ -254,6 +278,7 @@ class TemporalReasoner:
         rel_text = main
         for s, e, _ in sorted(ents, reverse=True):
             rel_text = rel_text[:s] + " " + rel_text[e:]
+        rel_text = re.sub(r"\b(?:which|what)\s+[A-Za-z]+", " ", rel_text, flags=re.I)  # the answer type
         rel_text = re.sub(r"\s+", " ", _SCAFFOLD.sub(" ", rel_text)).strip(" ,.?")
         if not rel_text:
             return None, "no relation phrase left in the question once its entities are removed"
@@ -347,6 +372,17 @@ class TemporalReasoner:
         assert res is not None
         return None, res
 
+    def _relation_doubt(self, plan: ToolPlan, res: ToolResult) -> str:
+        """Why a negative answer (0, "no") cannot be trusted: the relation was linked only loosely."""
+        rel = res.aligned.get("rel")
+        if rel is None:
+            return ""
+        al = self.tools.align_relation(plan.relation)
+        if al.score >= 1.0:
+            return ""
+        return (f"no events of {rel!r} found, but the question's relation {plan.relation!r} matches it only "
+                f"loosely ({al.score:.2f}); a '0' or 'no' would rest on that guess")
+
     @staticmethod
     def _abstain(plan: ToolPlan | None, calls: list[dict[str, Any]], reason: str) -> ReasonerResult:
         return ReasonerResult(answers=[], plan=plan, calls=calls, note=reason, abstained=True, reason=reason)
@@ -408,6 +444,10 @@ class TemporalReasoner:
             answer_role = "tail" if role == "head" else "head"
             answers = self._rank(res.rows, answer_role, plan.order,
                                  exclude={plan.known, plan.anchor, *plan.exclude})
+            if not answers and plan.operator in ("count", "exists"):
+                doubt = self._relation_doubt(plan, res)
+                if doubt:
+                    return self._abstain(plan, calls, doubt)
             if plan.operator == "count":
                 if q.count_distinct:
                     answers = [str(len(answers))]
@@ -443,6 +483,10 @@ class TemporalReasoner:
             hi = np.array([parse_time(r["time"].split("/")[-1]).hi for r in rows], dtype=np.int64)
             keep = temporal_mask(lo, hi, plan.begin_time, plan.end_time, plan.type) if rows else []
             rows = [r for r, k in zip(rows, keep) if k]
+        if not rows and plan.operator in ("count", "exists"):
+            doubt = self._relation_doubt(plan, res)
+            if doubt:
+                return self._abstain(plan, calls, doubt)
         if plan.operator == "count":
             return ReasonerResult(answers=[str(len(rows))], plan=plan, calls=calls, note=note, reason=note,
                                   evidence=[res.observation])
