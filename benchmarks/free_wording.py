@@ -53,7 +53,7 @@ ICEWS_VERBS = {
                              ("talk on the phone with", "talked on the phone with", "talked on the phone")],
     "Threaten": [("threaten", "threatened", "threatened")],
     "Engage in negotiation": [("negotiate with", "negotiated with", "negotiated")],
-    "Consult": [("consult", "consulted", "consulted"), ("meet with", "met with", "met")],
+    "Consult": [("consult", "consulted", "consulted"), ("hold consultations with", "held consultations with", "consulted")],
 }
 BUSINESS_VERBS = {
     "acquired": [("acquire", "acquired", "acquired"), ("buy", "bought", "bought"), ("take over", "took over", "taken over")],

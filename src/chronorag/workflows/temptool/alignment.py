@@ -138,6 +138,8 @@ def stem_word(tok: str) -> str:
     """
     stemmer = _porter()
     if stemmer is not None:
+        if len(tok) >= 4 and tok.endswith("ed"):  # "sued" -> "sue", "fined" -> "fine": as their base forms
+            tok = tok[:-1]
         return str(stemmer.stem(tok))
     for suf in _SUFFIXES:
         if len(tok) - len(suf) >= 4 and tok.endswith(suf):

@@ -372,7 +372,10 @@ class TemporalKGTools:
         except _NoMatch as nm:
             return self._no_match(tool, nm, call, t0)
         side = {"subject": e.name} if role == "head" else {"object": e.name}
-        ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
+        try:
+            ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
+        except ChronoRAGError as exc:  # a window that ends before it begins
+            return self._error(tool, exc, t0)
         aligned = {role: e.name, "rel": r.name}
         if drop:
             other = self.store.object if role == "head" else self.store.subject
@@ -409,8 +412,11 @@ class TemporalKGTools:
                                                         tail=t.index if t else None))
         except _NoMatch as nm:
             return self._no_match("Count_events", nm, call, t0)
-        ids = self.store.query(subject=h.name if h else None, relation=r.name, object=t.name if t else None,
-                               begin_time=begin_time, end_time=end_time, type=kind)
+        try:
+            ids = self.store.query(subject=h.name if h else None, relation=r.name, object=t.name if t else None,
+                                   begin_time=begin_time, end_time=end_time, type=kind)
+        except ChronoRAGError as exc:
+            return self._error("Count_events", exc, t0)
         if self._allowed is not None:
             ids = ids[np.isin(ids, self._allowed)]
         aligned = {k: v for k, v in (("head", h.name if h else None), ("rel", r.name),
