@@ -80,8 +80,8 @@ def test_tool_errors_are_observations(ecb_tools):
 
 def test_langchain_tools_return_artifacts(ecb_tools):
     tools = {t.name: t for t in make_langchain_tools(ecb_tools)}
-    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
-    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type", "order"}
+    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity", "Count_events", "Rank_entities"}
+    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type", "order", "exclude"}
     schema = tools["Get_tail_entity"].tool_call_schema.model_json_schema()
     assert schema["properties"]["type"]["enum"] == ["in/on", "before", "after", "between"]
     msg = tools["Get_time"].invoke({"type": "tool_call", "id": "c1", "name": "Get_time",

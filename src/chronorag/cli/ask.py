@@ -111,7 +111,7 @@ def _print(res: dict[str, Any], args: argparse.Namespace) -> None:
     if res.get("mode"):
         print("mode:", res["mode"])
     if res["abstained"]:
-        print("answers: (abstained)")
+        print("answers: (none)")
     else:
         print("answers:", "; ".join(res["answers"][:5]))
     if res["reason"]:

@@ -34,7 +34,7 @@ import numpy as np
 from chronorag.graphs.linking import EntityLinker
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
-from chronorag.workflows.temptool.alignment import normalise_tokens, relation_tokens
+from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
 from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
@@ -237,7 +237,9 @@ class TemporalReasoner:
         from rapidfuzz import fuzz
 
         if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
-            return True  # a description ("Foreign Minister of India"), not a proper name: the aligner decides
+            return True
+        if re.fullmatch(r"[A-Z]{2,6}", phrase.strip()) and acronym(name) == phrase.strip():
+            return True  # "ECB" for "European Central Bank"  # a description ("Foreign Minister of India"), not a proper name: the aligner decides
         have = normalise_tokens(name)
         return all(any(w == h or fuzz.ratio(w, h) >= 85 for h in have) for w in normalise_tokens(phrase))
 
@@ -274,7 +276,7 @@ class TemporalReasoner:
         if problems:
             return None, "; ".join(problems)
         if not ents:
-            return None, "no entity of the KG found in the question"
+            return None, "question form not understood: no entity of the KG found in the question"
         rel_text = main
         for s, e, _ in sorted(ents, reverse=True):
             rel_text = rel_text[:s] + " " + rel_text[e:]
@@ -434,11 +436,19 @@ class TemporalReasoner:
                                 f"'{q.anchor}' on")
                     continue
             window = self._window_for(plan, t)
-            args = {"known": plan.known, "known_role": role, "rel": plan.relation, **window,
-                    "by": {"first": "first", "last": "last"}.get(plan.order, "count")}
-            if plan.exclude:
-                args["exclude"] = list(plan.exclude)
-            res = yield from self._call(calls, plan, "Rank_entities", **args)
+            if plan.operator == "select":  # the three TempTool tools, as the agent and the SFT traces use them
+                args: dict[str, Any] = {("head" if role == "head" else "tail"): plan.known, "rel": plan.relation,
+                                        **window}
+                if plan.exclude:
+                    args["exclude"] = list(plan.exclude)
+                tool = "Get_tail_entity" if role == "head" else "Get_head_entity"
+            else:  # counting, most often, yes/no: one aggregate call
+                args = {"known": plan.known, "known_role": role, "rel": plan.relation, **window,
+                        "by": {"first": "first", "last": "last"}.get(plan.order, "count")}
+                if plan.exclude:
+                    args["exclude"] = list(plan.exclude)
+                tool = "Rank_entities"
+            res = yield from self._call(calls, plan, tool, **args)
             if res.error is not None or not res.aligned:
                 return self._abstain(plan, calls, res.observation)
             answer_role = "tail" if role == "head" else "head"
@@ -546,16 +556,16 @@ class TemporalReasoner:
             b, e = parse_time(q.window[0]), parse_time(q.window[1])
             w_lo, w_hi = b.lo, (e.hi if not e.is_inf else hi)
             if w_hi <= lo or w_lo >= hi:
-                return (f"no records in {q.window_text!r} ({q.window[0]} .. {q.window[1]}"
+                return (f"the question's time {q.window_text!r} ({q.window[0]} .. {q.window[1]}"
                         + (f", reference date {q.reference}" if q.reference else "")
-                        + f"): the graph covers {span}; the answer is unknown")
+                        + f") is outside the graph's time span {span}: no records, so the answer is unknown")
             return None
         for t in q.times:
             p = t.point
             outside = {"before": p.lo <= lo, "after": p.hi >= hi}.get(q.constraint, p.hi <= lo or p.lo >= hi)
             if outside:
-                return (f"no records for the question's time {t.text!r} ({q.constraint}): the graph covers "
-                        f"{span}; the answer is unknown")
+                return (f"the question's time {t.text!r} ({q.constraint}) is outside the graph's time span "
+                        f"{span}: no records, so the answer is unknown")
         return None
 
     def program(self, question: str) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
