@@ -587,7 +587,7 @@ def _aggregate(keys: np.ndarray, spans: np.ndarray, counts: np.ndarray | None = 
 
 def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray,
                 comp: tuple[np.ndarray, np.ndarray, np.ndarray], n_nodes: int, chunk: int = 500_000
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Expand event pairs to rule-node pairs (u < v, Hamming <= 1) and aggregate ``T_uv``.
 
     Returns edge keys ``u * n_nodes + v``, ``|T_uv|``, the sum of spans and the

@@ -429,7 +429,7 @@ class PropositionGraph:
             raise ValueError(f"query vector has dimension {q.shape[0]}, the graph's is {self.dim}")
         return q
 
-    def _check_seeds(self, seeds: Sequence[int]) -> np.ndarray:
+    def _check_seeds(self, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
         s = np.unique(np.asarray(list(seeds), dtype=np.int64))
         if s.size == 0:
             raise ValueError("at least one seed proposition is needed")
@@ -472,7 +472,7 @@ class PropositionGraph:
         order = part[np.argsort(-c[part], kind="stable")]
         return order.astype(np.int64), c[order].astype(np.float64)
 
-    def gextract(self, seeds: Sequence[int], size: int = 500, *, restart: float = 0.15,
+    def gextract(self, seeds: Sequence[int] | np.ndarray, size: int = 500, *, restart: float = 0.15,
                  steps: int = 15) -> np.ndarray:
         """GExtract: the ``size`` propositions most visited by a random walk with restart.
 

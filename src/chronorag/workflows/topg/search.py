@@ -444,7 +444,8 @@ def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors:
                for n in nodes if n >= g.n_props + len(g.entities)]
         lines = ([f"Topics: {', '.join(ents[:30])}"] if ents else []) + \
             [g.propositions[p] for p in props] + pas
-        chunks, cur = [], []
+        chunks: list[list[str]] = []
+        cur: list[str] = []
         for line in lines:
             if cur and _tokens("\n".join(cur)) + _tokens(line) > settings.chunk_tokens:
                 chunks.append(cur)
@@ -455,7 +456,8 @@ def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors:
         for chunk in chunks:
             partials.append(_partial(llm, question, qv, index, chunk, props, ci, settings.partial_words))
     partials.sort(key=lambda x: -x["score"])
-    kept, used = [], 0
+    kept: list[dict[str, Any]] = []
+    used = 0
     for p in partials:  # the best partial answers that fit the report budget
         t = _tokens(p["answer"])
         if kept and used + t > settings.report_tokens:
@@ -487,7 +489,8 @@ def _partial(llm: ChatLLM | None, question: str, qv: np.ndarray, index: TopgInde
     # extractive substitute: the chunk's propositions closest to the question, up to partial_words
     in_chunk = set(chunk)
     ranked = [p for p in props if g.propositions[p] in in_chunk] or props
-    words, take = 0, []
+    words = 0
+    take: list[int] = []
     for p in ranked:
         if take and words + _tokens(g.propositions[p]) > partial_words:
             break
