@@ -7,7 +7,8 @@ daily data), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 h
 from``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
 type (Q2 latest-before, Q3 earliest-after: a question asking for a time, read by
-which way it looks from the plan; else Q1) and the Q1 polarity (``avoid``:
+which way it looks from the plan; else Q1) and the Q1 polarity (``avoid`` when the event is
+negated just before it is named: "without rain", "free of rain"; else ``detect``) (``avoid``:
 yes = no event; ``detect``: yes = the event occurs).
 """
 
@@ -128,6 +129,22 @@ def _match_event(text: str, kg: RecordKG) -> str | None:
     return None
 
 
+# words that turn "rain" into "no rain" when they come shortly before the event's name
+_NEGATED = re.compile(r"\b(?:avoid(?:ing)?|without|free\s+of|clear\s+of|not|no|never|dodge|escape|spared?|dry)\b", re.I)
+
+
+def _polarity(q: str, kg: RecordKG) -> str:
+    """Q1 polarity: ``avoid`` (yes = no event) when the event is negated just before it is named
+    ("without rain", "free of rain", "not get any rain"), else ``detect`` (yes = the event occurs)."""
+    low = q.lower()
+    names = [a.lower() for r in kg.spec.rules for a in (r.name, *r.aliases)]
+    pos = [m.start() for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", low)]
+    if not pos:
+        return "avoid" if not _DETECT.search(q) else "detect"
+    p = min(pos)
+    return "avoid" if _NEGATED.search(q[max(0, p - 40):p]) else "detect"
+
+
 def _span_minutes(n: str, unit: str) -> int:
     u = unit.lower()
     return int(n) * (1440 if u.startswith("d") else 1 if u.startswith("min") else 60)
@@ -229,5 +246,5 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
         raise DataFormatError("no trip duration in the question (e.g. 'for 2 hours', 'between X and Y')")
     if qtype != "q1" and horizon <= 0:
         raise DataFormatError("no search horizon in the question (e.g. 'no more than 12 hours')")
-    pol = "detect" if qtype == "q1" and _DETECT.search(q) else "avoid"
+    pol = _polarity(q, kg) if qtype == "q1" else "avoid"
     return Plan(qtype, place, event, anchor, dur, horizon, pol, kg.cadence_minutes)
