@@ -31,11 +31,12 @@ def test_ingest_ask_eval_info(tmp_path, capsys, monkeypatch):
         json.dumps({"quid": 1, "question": "Who criticized the European Central Bank?", "answers": ["France"], "qtype": "equal"}) + "\n"
         + json.dumps({"quid": 2, "question": "Whom did the European Central Bank criticize?", "answers": ["2099"], "qtype": "equal"}) + "\n")
     preds = tmp_path / "p.jsonl"
-    assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", "dense", "--out", str(preds)]) == 0
+    assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", "dense-naive", "--out", str(preds)]) == 0
     stdout = capsys.readouterr().out
     metrics = _last_json(stdout)
     assert "overall" in stdout and metrics["n"] == 2
-    # the time-blind baseline ranks Government (Germany), 2011-02-14, France, ...
+    assert metrics["abstained"] == 0 and metrics["wrong_confident"] == 2  # the naive reader never abstains
+    # the time-blind naive baseline ranks Government (Germany), 2011-02-14, France, ...
     assert metrics["hits@1"] == 0.0 and metrics["hits@3"] == 0.5 and metrics["by_qtype"]["equal"]["n"] == 2
     rows = [json.loads(l) for l in preds.read_text().splitlines()]
     assert rows[0]["predicted"][:3] == ["Government (Germany)", "2011-02-14", "France"]

@@ -102,7 +102,7 @@ def test_llama_index_function_tools(ecb_tools):
     from chronorag.workflows.temptool.llama_index_tools import make_llama_index_tools
 
     tools = {t.metadata.name: t for t in make_llama_index_tools(ecb_tools)}
-    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
+    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity", "Count_events", "Rank_entities"}
     assert all(isinstance(t, FunctionTool) for t in tools.values())
     schema = tools["Get_tail_entity"].metadata.get_parameters_dict()
     assert {"head", "rel", "begin_time", "end_time", "type"} <= set(schema["properties"])

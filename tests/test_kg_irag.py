@@ -223,7 +223,9 @@ def test_radius_grows_only_over_a_data_gap(kg):
     q = "Will there be rain at A at any point during the 2 hours from 2013-05-02 06:00?"
     near = build_graph(kg=kg, source="fixture", radius_km=10.0).invoke({"question": q})
     alone = build_graph(kg=kg, source="fixture").invoke({"question": q})
-    assert alone["answer"] == "no" and near["answer"] == "yes"
+    # A has no records then: alone, that is unknown (never "no event"); the radius finds rain at B
+    assert alone["answer"] == "unknown" and alone["abstained"] and "no records at A" in alone["reason"]
+    assert near["answer"] == "yes" and near["verified"] and not near["abstained"]
     assert near["trace"][0]["radius_km"] == 10.0 and "fixture:B@2013-05-02T07:00" in near["evidence_ids"]
     # with records at the place the radius stays 0
     out = build_graph(kg=kg, source="fixture", radius_km=10.0).invoke(
@@ -280,7 +282,7 @@ def test_graph_thread_reset_messages_context_and_errors(kg):
     assert one["stopped_by"] == "single-pass" and one["iterations"] == 1 and one["answer"] == "2013-05-01T12:00"
     # errors: unparseable question is reported, missing input is named
     bad = build_graph(kg=kg, source="fixture").invoke({"question": "What is the weather like?"})
-    assert bad["answer"] == "no answer" and "place" in bad["error"]
+    assert bad["answer"] == "could not plan" and bad["abstained"] and "place" in bad["error"]
     assert bad["messages"][-1].content.startswith("I could not plan this question")
     with pytest.raises(ValueError, match="question"):
         build_graph(kg=kg, source="fixture").invoke({"messages": []})
@@ -512,3 +514,54 @@ def test_explicit_no_llm_config_ignores_the_environment(kg, monkeypatch):
     out = build_graph(kg=kg, llm=LLMConfig(base_url=None), source="fixture").invoke(
         {"question": "Can I spend 2 hours at A starting 2013-05-01 12:00 without running into rain?"})
     assert out["answer"] == "yes" and out["mode"].startswith("no-llm") and out["llm_errors"] == []
+
+
+# ---------------------------------------------------------------- honesty: unknown, unverified, unplannable
+def test_llm_fallback_is_checked_and_labelled(kg):
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    # the judge never stops; at t_max the LLM2 fallback says 10:00, which the records show is rainy
+    script = {"init": [json.dumps(PLAN)],
+              "judge": [json.dumps({"answer": "2013-05-01T10:00", "confidence": 0.2, "consistent": False})] * 3,
+              "update": [_gains],
+              "fallback": [json.dumps({"answer": "2013-05-01T10:00"})],
+              "synth": [json.dumps({"answer": "2013-05-01T10:00", "rationale": "whatever"})]}
+    with ScriptedOpenAIServer([_dispatch(script)] * 40) as srv:
+        out = build_graph(kg=kg, llm=LLMConfig(base_url=srv.base_url), source="fixture", t_max=3).invoke(
+            {"question": Q3})
+    assert out["stopped_by"] == "t-max"
+    # the symbolic verifier certified 12:00 on the same evidence: its answer wins over the LLM's 10:00
+    assert out["answer"] == "2013-05-01T12:00" and out["verified"] and not out["abstained"]
+    # with only the first window retrieved nothing certifies an answer: the LLM's 10:00 fails the
+    # interval check and is withheld, with the reason
+    script["judge"] = [json.dumps({"answer": "2013-05-01T10:00", "confidence": 0.2, "consistent": False})]
+    with ScriptedOpenAIServer([_dispatch(script)] * 40) as srv:
+        one = build_graph(kg=kg, llm=LLMConfig(base_url=srv.base_url), source="fixture", t_max=1).invoke(
+            {"question": Q3})
+    assert one["answer"] == "unknown" and one["abstained"] and not one["verified"]
+    assert "unverified answer '2013-05-01T10:00'" in one["reason"]
+
+
+def test_impossible_date_and_reworded_time_question(kg):
+    bad = build_graph(kg=kg, source="fixture").invoke(
+        {"question": "Can I spend 2 hours at A starting 2013-02-30 10:00 without running into rain?"})
+    assert bad["answer"] == "could not plan" and bad["abstained"] and "impossible date '2013-02-30'" in bad["reason"]
+    q = ("I'll be at A from 2013-05-01 09:00 for 2 hours. What's the first time after that, within 12 hours, "
+         "I could start a 2-hour visit without rain?")
+    plan = parse_question(q, kg)
+    assert plan.type == "q3" and plan.horizon == 720 and plan.duration == 120
+    q2 = "When is the latest I could start, up to 12 hours before 2013-05-01 16:00, a 2-hour visit to A with no rain?"
+    assert parse_question(q2, kg).type == "q2"
+    with pytest.raises(DataFormatError, match="earlier or later"):
+        parse_question("What time could I start a 2-hour visit to A around 2013-05-01 16:00 without rain?", kg)
+
+
+def test_no_records_is_unknown_never_no_event(kg):
+    out = build_graph(kg=kg, source="fixture").invoke(
+        {"question": "Can I spend 2 hours at A starting 2020-07-01 17:00 without running into rain?"})
+    assert out["answer"] == "unknown" and out["abstained"] and not out["verified"]
+    assert "no records at A" in out["reason"]
+    facts = [{"id": "x", "place": "A", "lo": 0, "hi": 60, "events": [], "text": ""}]
+    assert engine.record_covered(facts, 0, 60) and not engine.record_covered(facts, 0, 120)
+    assert not engine.record_covered([dict(facts[0], missing=True)], 0, 60)

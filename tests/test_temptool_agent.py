@@ -53,7 +53,8 @@ def test_native_tool_calling_over_http(ecb_index):
             out = build_graph(str(ecb_index.path), llm=cfg).invoke({"question": Q})
         second = srv.requests[1]["messages"]
     assert out["mode"] == "native" and out["answers"] == ["Romania"] and out["tool_calls"] == 2
-    assert {t["function"]["name"] for t in srv.requests[0]["tools"]} == {"Get_time", "Get_head_entity", "Get_tail_entity"}
+    assert {t["function"]["name"] for t in srv.requests[0]["tools"]} == {"Get_time", "Get_head_entity", "Get_tail_entity",
+                                                                       "Count_events", "Rank_entities"}
     tool_msg = [m for m in second if m["role"] == "tool"][0]
     assert "2011-02-14" in tool_msg["content"]  # the observation went back to the model
     assert cfg.ledger.summary("q")["calls"] == 3

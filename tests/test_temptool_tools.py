@@ -80,14 +80,16 @@ def test_tool_errors_are_observations(ecb_tools):
 
 def test_langchain_tools_return_artifacts(ecb_tools):
     tools = {t.name: t for t in make_langchain_tools(ecb_tools)}
-    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity"}
-    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type", "order"}
+    assert set(tools) == {"Get_time", "Get_head_entity", "Get_tail_entity", "Count_events", "Rank_entities"}
+    assert set(tools["Get_tail_entity"].args) == {"head", "rel", "begin_time", "end_time", "type", "order", "exclude"}
     schema = tools["Get_tail_entity"].tool_call_schema.model_json_schema()
     assert schema["properties"]["type"]["enum"] == ["in/on", "before", "after", "between"]
     msg = tools["Get_time"].invoke({"type": "tool_call", "id": "c1", "name": "Get_time",
                                     "args": {"head": "ECB", "rel": "criticize", "tail": "Romania"}})
     assert msg.tool_call_id == "c1" and "2010-08-30" in msg.content
-    assert msg.artifact == [{"head": "European Central Bank", "rel": "Criticize or denounce", "tail": "Romania", "time": "2010-08-30"}]
+    assert [{k: v for k, v in r.items() if k != "id"} for r in msg.artifact] == [
+        {"head": "European Central Bank", "rel": "Criticize or denounce", "tail": "Romania", "time": "2010-08-30"}]
+    assert all(r["id"].isdigit() for r in msg.artifact)
     amsg = asyncio.run(tools["Get_head_entity"].ainvoke({"type": "tool_call", "id": "c2", "name": "Get_head_entity",
                                                          "args": {"tail": "ECB", "rel": "criticize", "type": "sometime"}}))
     assert amsg.status == "error" and "type" in amsg.content and "sometime" in amsg.content

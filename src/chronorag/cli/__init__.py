@@ -4,7 +4,8 @@
 
     chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
     chronorag demo
-    chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL]
+    chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL] [--json]
+    chronorag ask INDEX_DIR --questions FILE.jsonl --json [--method tools] [--reference YYYY-MM-DD]
     chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out run.jsonl] [--judge]
     chronorag star-rag build INDEX_DIR
     chronorag tgrag index DOCS_DIR --out INDEX_DIR [--period P] [--add]
@@ -96,9 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from chronorag.evaluation import METHODS
 
-    sp = sub.add_parser("ask", help="answer one question over an index")
+    sp = sub.add_parser("ask", help="answer one question, or a JSONL file of questions, over an index")
     sp.add_argument("index_dir")
-    sp.add_argument("question")
+    sp.add_argument("question", nargs="?", default=None)
+    sp.add_argument("--questions", default=None,
+                    help="JSONL file, one {\"question\": ...} per line, answered in order in one process")
+    sp.add_argument("--reference", default=None,
+                    help="reference date (YYYY-MM-DD) for relative dates such as 'last year' "
+                         "(default: the KG's last date, stated in the answer)")
     sp.add_argument("--method", default="dense", choices=sorted(METHODS))
     sp.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (default: no-LLM mode)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")

@@ -45,15 +45,19 @@ def _cmd_kg_irag_ask(args: argparse.Namespace) -> int:
     llm = LLMConfig(base_url=args.llm_url) if args.llm_url else None
     g = build_graph(kg=kg, llm=llm, method=args.method, source=kg.spec.source, use_llm=bool(args.llm_url))
     out = g.invoke({"question": args.question})
-    res = {k: out.get(k) for k in ("answer", "rationale", "plan", "iterations", "stopped_by", "evidence_ids",
-                                   "llm_errors", "mode", "error")}
+    res = {k: out.get(k) for k in ("answer", "abstained", "reason", "verified", "rationale", "plan", "iterations",
+                                   "stopped_by", "evidence_ids", "llm_errors", "mode", "error")}
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
         return 0 if not out.get("error") else 2
     if out.get("error"):
         raise ValueError(f"cannot plan the question: {out['error']}")
     print(f"Q: {args.question}\nmethod: {args.method} ({out.get('mode')})")
-    print(f"answer: {out['answer']}\nrationale: {out['rationale']}")
+    print(f"answer: {out['answer']}" + (" (abstained)" if out.get("abstained") else
+                                        "" if out.get("verified") else " (unverified)"))
+    if out.get("reason"):
+        print(f"why: {out['reason']}")
+    print(f"rationale: {out['rationale']}")
     print(f"iterations: {out['iterations']} (stopped by {out['stopped_by']}), facts: {len(out['evidence_ids'])}")
     return 0
 

@@ -159,7 +159,7 @@ def _mean(xs: Sequence[float]) -> float | None:
 
 
 def _metric_table(run: Run) -> dict[str, dict[str, Any]]:
-    """Per qtype (and overall): n, errors, hits@1, f1, evidence recall and judge accuracy."""
+    """Per qtype (and overall): n, errors, hits@1, f1, abstained, confidently wrong, evidence recall and judge accuracy."""
     groups: dict[str, list[dict[str, Any]]] = {"overall": run.rows}
     for r in run.rows:
         if r.get("qtype") is not None:
@@ -168,7 +168,11 @@ def _metric_table(run: Run) -> dict[str, dict[str, Any]]:
     for g, rs in groups.items():
         m: dict[str, Any] = {"n": len(rs), "errors": sum(1 for r in rs if r.get("error")),
                              "hits@1": _mean([float(r.get("hits@1", 0.0)) for r in rs]),
-                             "f1": _mean([float(r.get("f1", 0.0)) for r in rs])}
+                             "f1": _mean([float(r.get("f1", 0.0)) for r in rs]),
+                             # older run files lack the flags: no answer counts as abstained, a wrong top answer as wrong
+                             "abstained": sum(1 for r in rs if r.get("abstained", not r.get("predicted"))),
+                             "wrong_confident": sum(1 for r in rs if r.get(
+                                 "wrong_confident", bool(r.get("predicted")) and not r.get("hits@1")))}
         ev = [r["evidence_recall@5"] for r in rs if "evidence_recall@5" in r]
         if ev:
             m["evidence_recall@5"] = _mean(ev)
@@ -345,7 +349,7 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
 
     # runs and their configuration
     parts.append("<h2>Runs</h2><table><tr><th>method</th><th>run file</th><th>dataset</th><th>n</th><th>errors</th>"
-                 "<th>hits@1</th><th>F1</th><th>evidence recall@5</th><th>judge acc</th><th>latency p50 (ms)</th>"
+                 "<th>hits@1</th><th>F1</th><th>abstained</th><th>confidently wrong</th><th>evidence recall@5</th><th>judge acc</th><th>latency p50 (ms)</th>"
                  "<th>context tokens (mean)</th><th>LLM tokens</th><th>fallbacks</th><th>config</th></tr>")
     for run, t in zip(runs, tables):
         cfg = run.meta.get("config") or {}
@@ -361,6 +365,7 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
             f"<tr><td><b>{html.escape(run.name)}</b></td><td class=small>{html.escape(str(run.path))}</td>"
             f"<td>{_fmt(cfg.get('dataset'))}</td><td class=num>{o['n']}</td><td class=num>{o['errors']}</td>"
             f"<td class=num>{_fmt(o['hits@1'])}</td><td class=num>{_fmt(o['f1'])}</td>"
+            f"<td class=num>{o['abstained']}</td><td class=num>{o['wrong_confident']}</td>"
             f"<td class=num>{_fmt(o.get('evidence_recall@5'))}</td>"
             f"<td class=num>{_fmt(o.get('judge_acc'))}{' (' + str(o['judge_failures']) + ' failed)' if o.get('judge_failures') else ''}</td>"
             f"<td class=num>{_fmt(statistics.median(lat))}</td><td class=num>{_fmt(ctx)}</td>"

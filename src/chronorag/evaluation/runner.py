@@ -90,6 +90,10 @@ class Prediction:
     info: dict[str, Any] = field(default_factory=dict)
     #: tool calls in the order made, ``[{"name": ..., "args": {...}}]`` (scored by ``ragas --tool-calls``)
     trace: list[dict[str, Any]] = field(default_factory=list)
+    #: True when the method declines to answer on purpose (``answers`` is then empty)
+    abstained: bool = False
+    #: why it abstained, or a caveat about the answer ("" when there is none)
+    reason: str = ""
 
 
 Method = Callable[[dict[str, Any]], Prediction]
@@ -216,7 +220,8 @@ def run_eval(
     -------
     dict
         ``n``, ``errors``, ``hits@k``, ``em``, ``f1``, latency p50/p95, context tokens,
-        LLM tokens and fallbacks when any, judge accuracy when judged, and ``by_qtype``.
+        LLM tokens and fallbacks when any, judge accuracy when judged, ``abstained`` (questions
+        with no answer) and ``wrong_confident`` (answered, top answer wrong), and ``by_qtype``.
     """
     from chronorag.evaluation.runfile import (
         RUN_FORMAT,
@@ -270,6 +275,10 @@ def run_eval(
                 "error": error,
             }
             _score(rec, q, pred, ks)
+            # abstained: no answer (on purpose or not); wrong_confident: an answer whose top is wrong
+            rec["abstained"] = pred is None or bool(pred.abstained) or not pred.answers
+            rec["reason"] = (pred.reason if pred is not None else error) or ""
+            rec["wrong_confident"] = not rec["abstained"] and not rec.get("hits@1", rec["em"])
             rec["evidence"] = pred.evidence[:10] if pred else []
             rec["context_tokens"] = count_tokens(pred.evidence) if pred else 0
             tokens = (pred.info.get("tokens") if pred else None)
@@ -347,6 +356,8 @@ def _aggregate(records: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, An
         out["n_evidence"] = len(with_ev)
     out["em"] = _mean(records, "em")
     out["f1"] = _mean(records, "f1")
+    out["abstained"] = sum(1 for r in records if r.get("abstained"))
+    out["wrong_confident"] = sum(1 for r in records if r.get("wrong_confident"))
     out["latency_ms_p50"] = round(statistics.median(lat), 3)
     out["latency_ms_p95"] = round(lat[min(n - 1, int(0.95 * n))], 3)
     out["context_tokens_mean"] = round(sum(r.get("context_tokens", 0) for r in records) / n, 1)
@@ -366,7 +377,8 @@ def _aggregate(records: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, An
 
 def format_table(metrics: dict[str, Any]) -> str:
     """A plain-text table of overall and per-qtype metrics."""
-    cols = [c for c in metrics if c.startswith("hits@")] + ["em", "f1", "latency_ms_p50"]
+    cols = [c for c in metrics if c.startswith("hits@")] + ["em", "f1", "abstained", "wrong_confident",
+                                                             "latency_ms_p50"]
     if "evidence_recall@5" in metrics:
         cols.insert(0, "evidence_recall@5")
     if "judge_acc" in metrics:

@@ -20,14 +20,17 @@ Question forms handled (MultiTQ's six types and the usual paraphrases):
 
 from __future__ import annotations
 
+import calendar
+import datetime as _dt
 import re
 from dataclasses import dataclass, field
 
 from chronorag.errors import TimeParseError
-from chronorag.graphs.time import Granularity, TimePoint, parse_time_mention
+from chronorag.graphs.time import Granularity, TimePoint, parse_time, parse_time_mention
 
-__all__ = ["TemporalQuestion", "TimeMention", "parse_question", "find_time_mentions", "QTYPES"]
+__all__ = ["TemporalQuestion", "TimeMention", "parse_question", "find_time_mentions", "QTYPES", "OPERATORS"]
 
+OPERATORS = ("select", "count", "most_frequent", "exists")
 QTYPES = ("equal", "before_after", "first_last", "equal_multi", "after_first", "before_last")
 
 _MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -88,6 +91,27 @@ class TemporalQuestion:
     invalid_times : list of str
         Date-like mentions that are not valid dates (``"2014-13-45"``); a caller must
         report them rather than answer over all time.
+    operator : {"select", "count", "most_frequent", "exists"}
+        What to do with the matching events: list the answers (``select``), count them
+        ("how many times"), the answer with most events ("most often"), or yes/no
+        ("Did X visit Y in 2014?").
+    exclude : list of str
+        Phrases to leave out of the answers ("other than China", "apart from Hamas").
+    window : (begin, end, type) or None
+        A calendar window read from the question ("the second half of 2014" ->
+        ``("2014-07", "2014-12", "between")``, "since March 2014", "last month"), in the
+        tools' filter form. When set it replaces the ``times``-derived window.
+    window_text : str or None
+        The words the window was read from.
+    offset : (n, unit, direction) or None
+        "two weeks after X": ``(14, "day", "after")``; units ``day``, ``month``, ``year``.
+    reference : str or None
+        The reference date relative dates were resolved against (stated in answers).
+    unsupported : list of str
+        What the question says that this parse cannot represent (an ambiguous numeric
+        date, a relative date without a reference date, a day without a year that the
+        KG's range does not make unique, an unparsed number); a caller must abstain
+        and report them.
     """
 
     text: str
@@ -103,6 +127,14 @@ class TemporalQuestion:
     passive: bool = False
     qtype: str = "equal"
     invalid_times: list[str] = field(default_factory=list)
+    operator: str = "select"
+    exclude: list[str] = field(default_factory=list)
+    window: tuple[str, str, str] | None = None
+    window_text: str | None = None
+    offset: tuple[int, str, str] | None = None
+    reference: str | None = None
+    unsupported: list[str] = field(default_factory=list)
+    count_distinct: bool = False
 
 
 # a year outside 1900-2099 counts only right after a time preposition ("in 1850")
@@ -166,18 +198,311 @@ def _strip(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip(" ,.?;:")
 
 
-def parse_question(text: str) -> TemporalQuestion:
+# ---------------------------------------------------------------- calendar pre-pass
+_MONTH_NUM = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
+_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+              "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "several": 3}
+_NUM = r"(?:\d{1,3}|a few|several|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(days?|weeks?|months?|years?)"
+_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+        "last": 0, "final": 0}
+_YEAR = r"((?:19|20)\d{2})"
+_PRE = r"(?:\b(?:in|during|over|within|for|throughout|across|at)\s+)?(?:the\s+)?"
+
+
+def _mon(word: str) -> int:
+    return _MONTH_NUM[word.lower()[:3]]
+
+
+def _num(word: str) -> int:
+    w = word.lower()
+    return int(w) if w.isdigit() else _NUM_WORDS[w]
+
+
+def _unit_days(n: int, unit: str) -> tuple[int, str]:
+    u = unit.lower().rstrip("s")
+    if u == "week":
+        return 7 * n, "day"
+    return n, u
+
+
+def _shift(d: _dt.date, n: int, unit: str) -> _dt.date:
+    """``d`` moved by ``n`` days, months or years (clamped to the month's last day)."""
+    if unit == "day":
+        return d + _dt.timedelta(days=n)
+    months = n * (12 if unit == "year" else 1)
+    y, m = divmod(d.month - 1 + months, 12)
+    y += d.year
+    last = calendar.monthrange(y, m + 1)[1]
+    return _dt.date(y, m + 1, min(d.day, last))
+
+
+def _iso(d: _dt.date, unit: str) -> str:
+    return f"{d.year:04d}" if unit == "year" else f"{d.year:04d}-{d.month:02d}" if unit == "month" else d.isoformat()
+
+
+def _days_in_span(month: int, day: int, span: tuple[int, int]) -> list[_dt.date]:
+    """Dates ``month``-``day`` of any year inside the KG span (minutes)."""
+    lo = _dt.date.fromordinal(span[0] // 1440 + 1)
+    hi = _dt.date.fromordinal(max(span[0], span[1] - 1) // 1440 + 1)
+    out = []
+    for y in range(lo.year, hi.year + 1):
+        try:
+            d = _dt.date(y, month, day)
+        except ValueError:
+            continue
+        if lo <= d <= hi:
+            out.append(d)
+    return out
+
+
+def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
+              span: tuple[int, int] | None) -> str:
+    """Read calendar phrases into ``q.window`` (or ``q.unsupported``) and cut them from ``s``."""
+    found: list[tuple[int, int]] = []
+
+    def take(m: re.Match[str], begin: str, end: str, kind: str = "between") -> None:
+        if q.window is None:
+            q.window, q.window_text = (begin, end, kind), m.group(0).strip()
+        else:
+            q.unsupported.append(f"a second time window {m.group(0).strip()!r}")
+        found.append((m.start(), m.end()))
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in found)
+
+    # ambiguous or numeric dates: 03/04/2014, 3.4.2014, 2014/03/04
+    for m in re.finditer(r"\b(?:on\s+|in\s+)?(\d{1,2})[/.](\d{1,2})[/.]((?:19|20)\d{2})\b", s):
+        a, b, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        readings = []
+        for mo, d in ((a, b), (b, a)):  # month-first, then day-first
+            try:
+                readings.append(_dt.date(y, mo, d))
+            except ValueError:
+                pass
+        readings = list(dict.fromkeys(readings))
+        if len(readings) == 1:
+            take(m, readings[0].isoformat(), readings[0].isoformat(), "in/on")
+        elif not readings:
+            q.invalid_times.append(m.group(0).strip())
+            found.append((m.start(), m.end()))
+        else:
+            q.unsupported.append(
+                f"ambiguous date {m.group(0).strip()!r}: {readings[0].isoformat()} (month first) or "
+                f"{readings[1].isoformat()} (day first); write it as YYYY-MM-DD")
+            found.append((m.start(), m.end()))
+    # halves and quarters: "the second half of 2014", "Q3 2014", "the first quarter of 2014"
+    for m in re.finditer(rf"{_PRE}(first|second|1st|2nd|last)\s+half\s+(?:of\s+)?{_YEAR}\b", s, re.I):
+        if free(m):
+            h = 1 if m.group(1).lower() in ("first", "1st") else 2
+            y = m.group(2)
+            take(m, f"{y}-{1 if h == 1 else 7:02d}", f"{y}-{6 if h == 1 else 12:02d}")
+    for m in re.finditer(rf"{_PRE}(?:(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?|q([1-4])\s+(?:of\s+)?){_YEAR}\b",
+                         s, re.I):
+        if free(m):
+            k = int(m.group(2)) if m.group(2) else (_ORD[m.group(1).lower()] or 4)
+            y = m.group(3)
+            take(m, f"{y}-{3 * k - 2:02d}", f"{y}-{3 * k:02d}")
+    for m in re.finditer(rf"{_PRE}(early|mid|middle of|late|end of|start of|beginning of)[\s-]+{_YEAR}\b", s, re.I):
+        if free(m):
+            part, y = m.group(1).lower(), m.group(2)
+            lo, hi = {"early": (1, 4), "start of": (1, 3), "beginning of": (1, 3), "mid": (5, 8),
+                      "middle of": (5, 8), "late": (9, 12), "end of": (10, 12)}[part]
+            take(m, f"{y}-{lo:02d}", f"{y}-{hi:02d}")
+    # month ranges: "between March and May 2014", "from March to May 2014", "March-May 2014"
+    mr = (rf"(?:\b(?:between|from)\s+)?{_MON}\s*(?:(?:and|to|through|until|till)|[-\u2013])\s*{_MON},?\s+{_YEAR}\b")
+    for m in re.finditer(mr, s, re.I):
+        if free(m):
+            words = re.findall(_MON, m.group(0), re.I)
+            y = m.group(m.lastindex or 0)
+            a, b = _mon(words[0]), _mon(words[1])
+            if a <= b:
+                take(m, f"{y}-{a:02d}", f"{y}-{b:02d}")
+            else:
+                q.unsupported.append(f"month range {m.group(0).strip()!r} runs backwards")
+                found.append((m.start(), m.end()))
+    # "since <time>": inclusive, open-ended
+    for m in re.finditer(r"\bsince\s+(?:the\s+(?:start|beginning)\s+of\s+)?(" + _TIME_RE.pattern + ")", s, re.I):
+        if free(m):
+            try:
+                tp = parse_time_mention(re.sub(r"^the\s+year\s+(?:of\s+)?", "", m.group(1), flags=re.I))
+            except TimeParseError:
+                continue
+            take(m, str(tp), "inf")
+    # relative dates, against the reference date
+    rel_pats = [
+        (rf"{_PRE}(?:past|last|previous|preceding)\s+({_NUM})\s+{_UNIT}\b", "past"),
+        (rf"{_PRE}(?:past|last|previous)\s+(day|week|month|year)\b", "last1"),
+        (rf"\b({_NUM})\s+{_UNIT}\s+ago\b", "ago"),
+        (r"\b(?:in\s+|during\s+)?(this|current)\s+(year|month)\b", "this"),
+        (r"\b(yesterday|today)\b", "day"),
+    ]
+    for pat, kind in rel_pats:
+        for m in re.finditer(pat, s, re.I):
+            if not free(m):
+                continue
+            if reference is None:
+                q.unsupported.append(f"relative date {m.group(0).strip()!r} needs a reference date")
+                found.append((m.start(), m.end()))
+                continue
+            ref = reference
+            q.reference = ref.isoformat()
+            g = [x for x in m.groups() if x]
+            if kind == "past":
+                n, unit = _unit_days(_num(g[0]), g[1])
+                lo = _shift(ref, -n, unit)
+                take(m, lo.isoformat(), ref.isoformat())
+            elif kind == "last1":
+                unit = g[0].lower()
+                if unit == "week":
+                    take(m, (ref - _dt.timedelta(days=7)).isoformat(), ref.isoformat())
+                else:
+                    d = _shift(ref, -1, unit)
+                    t = _iso(d, unit)
+                    take(m, t, t, "in/on")
+            elif kind == "ago":
+                n, unit = _unit_days(_num(g[0]), g[1])
+                d = _shift(ref, -n, unit)
+                t = _iso(d, unit)
+                take(m, t, t, "in/on")
+            elif kind == "this":
+                t = _iso(ref, g[1].lower())
+                take(m, t, t, "in/on")
+            else:
+                d = ref if g[0].lower() == "today" else ref - _dt.timedelta(days=1)
+                take(m, d.isoformat(), d.isoformat(), "in/on")
+    # a day or a month without a year: "on 3 April", "April 3rd", "in March"
+    dm = [rf"\b(?:on\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})(?![\w])(?!,?\s*(?:of\s+)?\d{{4}})",
+          rf"\b(?:on\s+)?({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})(?!\s*(?:and|to|-)\s)"]
+    for i, pat in enumerate(dm):
+        for m in re.finditer(pat, s, re.I):
+            if not free(m):
+                continue
+            day, mon = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+            mo, d = _mon(mon), int(day)
+            cands = _days_in_span(mo, d, span) if span is not None else []
+            if len(cands) == 1:
+                take(m, cands[0].isoformat(), cands[0].isoformat(), "in/on")
+            else:
+                why = ("the KG's range is unknown" if span is None else
+                       "no such day in the KG's range" if not cands else
+                       f"{len(cands)} years in the KG's range have it")
+                q.unsupported.append(f"date without a year {m.group(0).strip()!r}: {why}; add the year")
+                found.append((m.start(), m.end()))
+    for m in re.finditer(rf"\b(?:in|during)\s+({_MON})\b(?!\.?\s*,?\s*(?:of\s+)?\d)(?!\s*(?:and|to|-)\s)", s, re.I):
+        if not free(m) or m.group(1).lower() == "may" and not m.group(1)[0].isupper():
+            continue
+        mo = _mon(m.group(1))
+        years = sorted({d.year for d in _days_in_span(mo, 1, span)} | {d.year for d in _days_in_span(mo, 28, span)}) \
+            if span is not None else []
+        if len(years) == 1:
+            take(m, f"{years[0]}-{mo:02d}", f"{years[0]}-{mo:02d}", "in/on")
+        else:
+            q.unsupported.append(f"month without a year {m.group(0).strip()!r}: "
+                                 f"{'the KG range is unknown' if span is None else 'not unique in the KG range'}; add the year")
+            found.append((m.start(), m.end()))
+    # "two weeks after X" / "3 days before 2014-05-01": an offset from the anchor
+    for m in re.finditer(rf"\b(?:(within|in the)\s+)?({_NUM})\s+{_UNIT}\s+(after|before|later than|earlier than|following|prior to)\b",
+                         s, re.I):
+        if not free(m):
+            continue
+        n, unit = _unit_days(_num(m.group(2)), m.group(3))
+        direction = "after" if m.group(4).lower() in ("after", "later than", "following") else "before"
+        q.offset = (n, unit + ("-within" if m.group(1) else ""), direction)
+        # keep the preposition so the anchor reading still sees "after X"
+        found.append((m.start(), m.end() - len(m.group(4))))
+    for a, b in sorted(found, reverse=True):
+        s = s[:a] + " " + s[b:]
+    return s
+
+
+_EXCLUDE = re.compile(
+    r"(?:,\s*)?\b(?:other than|apart from|aside from|except(?:\s+for)?|excluding|besides|not counting|"
+    r"leaving out|but not|not including)\s+(?:the\s+)?", re.I)
+_EXCL_END = re.compile(r"\s*,|\s+(?=(?:who|whom|which|what|when|in|on|during|before|after|since|between|"
+                       r"from|by|did|does|do|has|have|had|was|were|is|are|most|first|last)\b)|\s*\?|$", re.I)
+_COUNT = re.compile(r"\bhow\s+(?:many\s+times|often|frequently)\b|\b(?:the\s+)?number\s+of\s+times\b|"
+                    r"\bhow\s+many\s+(?:(?:different|distinct|separate)\s+)?(\w+)\b|\bcount\s+(?:of\s+|the\s+)?", re.I)
+_MOST = re.compile(r"\b(?:the\s+)?most\s+(?:often|frequently|times|commonly|regularly)\b|"
+                   r"\bmost\s+frequent(?:ly)?\b|\b(?:the\s+)?most\b(?=[\s\w]*\?\s*$)", re.I)
+_EXISTS = re.compile(r"^\s*(?:(?:is\s+it\s+true|was\s+it\s+the\s+case)\s+that\s+|"
+                     r"(?:did|does|do|has|have|had|was|were|is|are|will|would)\s+(?!there\s+be\b))", re.I)
+_WH = re.compile(r"\b(?:who|whom|whose|which|what|when|where|how)\b", re.I)
+
+
+def _operators(s: str, q: TemporalQuestion) -> str:
+    """Read exclusion, counting, most-frequent and yes/no cues into ``q`` and cut them from ``s``."""
+    while True:
+        m = _EXCLUDE.search(s)
+        if not m:
+            break
+        rest = s[m.end():]
+        e = _EXCL_END.search(rest)
+        phrase = _strip(rest[: e.start()] if e else rest)
+        if phrase:
+            q.exclude.extend(p for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase)) if p)
+        # "Who, other than X, did Y ...": the clause's closing comma goes with it
+        tail = rest[e.end():] if e and e.group(0).strip() == "," and m.group(0).lstrip().startswith(",") else \
+            rest[e.start():] if e else ""
+        s = s[: m.start()] + " " + tail
+    m = _COUNT.search(s)
+    if m:
+        q.operator = "count"
+        noun = m.group(1)
+        if noun and noun.lower() not in ("times",):
+            q.count_distinct = True  # "how many countries did X visit": count the distinct answers
+            s = s[: m.start()] + " who " + s[m.end():]
+        else:
+            s = s[: m.start()] + " " + s[m.end():]
+        return s
+    m = _MOST.search(s)
+    if m:
+        q.operator = "most_frequent"
+        return s[: m.start()] + " " + s[m.end():]
+    if _EXISTS.match(s) and not _WH.search(s[:60]):
+        q.operator = "exists"
+    return s
+
+
+def parse_question(text: str, *, reference: str | _dt.date | None = None,
+                   span: tuple[int, int] | None = None) -> TemporalQuestion:
     """Parse a temporal question into a :class:`TemporalQuestion` skeleton.
+
+    Parameters
+    ----------
+    text : str
+        The question.
+    reference : str or datetime.date, optional
+        The date relative phrases ("last year", "two weeks ago") are resolved against;
+        default: the last day of ``span`` when given, else they are reported in
+        ``unsupported``.
+    span : (int, int), optional
+        The KG's time range in minutes ``[lo, hi)``; a date without a year is resolved
+        only when exactly one year of this range has it.
 
     Raises
     ------
     ValueError
-        For an empty or non-string question.
+        For an empty or non-string question, or a reference that is not a date.
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"question must be a non-empty string, got {text!r}")
+    ref: _dt.date | None = None
+    if reference is not None:
+        if isinstance(reference, _dt.date):
+            ref = reference
+        else:
+            try:
+                ref = _dt.date.fromordinal(parse_time(str(reference)).lo // 1440 + 1)
+            except TimeParseError as exc:
+                raise ValueError(f"reference date {reference!r} is not a date (YYYY-MM-DD): {exc}") from None
+    elif span is not None:
+        ref = _dt.date.fromordinal(max(span[0], span[1] - 1) // 1440 + 1)
     q = TemporalQuestion(text=text)
     s = " " + _strip(text.replace("\u00a0", " ")) + " "
+    s = " " + _calendar(s, q, ref, span) + " "
+    s = " " + _operators(s, q) + " "
 
     for pat, gran in _TIME_TARGET:
         if pat.search(s):
@@ -235,6 +560,15 @@ def parse_question(text: str) -> TemporalQuestion:
                     pass
 
     s = _strip(s)
+    if q.window is not None:
+        if q.constraint in ("in", "between") or (q.constraint in ("before", "after") and q.times):
+            q.unsupported.append(f"two time conditions: {q.window_text!r} and "
+                                 f"{', '.join(repr(t.text) for t in q.times)}")
+        elif q.constraint == "none":
+            q.constraint = "in" if q.window[2] == "in/on" else "between"
+    left = re.findall(r"(?<![\w.-])\d+(?:[/.:]\d+)*(?![\w-])", s)
+    if left:
+        q.unsupported.append(f"unparsed number(s) {', '.join(repr(x) for x in left)}")
     q.subject_cue = bool(_AUX_SUBJ.search(s)) and q.target == "entity"
     q.passive = bool(_PASSIVE.search(s))
     q.main = s

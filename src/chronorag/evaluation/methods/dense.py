@@ -1,4 +1,11 @@
-"""The ``dense`` method: top-10 events by cosine, read by the naive reader (the time-blind baseline)."""
+"""The ``dense`` method: top-10 events by cosine, read under the question's constraints (no LLM).
+
+The reader (:func:`~chronorag.retrievers.reader.read_events`) applies the question's
+time window, entity role and exclusions to the retrieved events and abstains, with the
+reason, for what it cannot apply (counting, yes/no, first/last, anchor events, an
+entity not in the KG). ``dense-naive`` is the old reader: every name and date of the
+retrieved events, never abstaining (the time-blind baseline).
+"""
 
 from __future__ import annotations
 
@@ -6,29 +13,46 @@ import os
 from typing import Any
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
-from chronorag.retrievers.reader import rank_candidates
+from chronorag.retrievers.reader import rank_candidates, read_events
 
 
 def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
-                   llm_url: str | None = None, **_: Any) -> Method:
+                   llm_url: str | None = None, naive: bool = False, reference: str | None = None,
+                   **_: Any) -> Method:
     if llm_url is not None:
         raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
+    from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
     from chronorag.retrievers.dense import DenseEventRetriever
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     index = EventIndex.load(index_dir)
     retriever = DenseEventRetriever(index, similarity_top_k=top_k)
+    reasoner = None if naive else TemporalReasoner(TemporalKGTools(index), reference=reference)
 
     def method(q: dict[str, Any]) -> Prediction:
         ids, scores = retriever.retrieve_event_ids(q["question"])
         events = index.store.events(ids)
-        return Prediction(
-            answers=rank_candidates(events, q["question"]),
-            evidence=[e.verbalize() for e in events],
-            info={"event_ids": [int(i) for i in ids]},
-        )
+        info: dict[str, Any] = {"event_ids": [int(i) for i in ids]}
+        evidence = [e.verbalize() for e in events]
+        if reasoner is None:
+            return Prediction(answers=rank_candidates(events, q["question"]), evidence=evidence,
+                              info={**info, "mode": "no-LLM naive reader (names and dates of retrieved events)"})
+        info["mode"] = "no-LLM constrained reader over retrieved events"
+        kw, why = reader_constraints(reasoner, q["question"])
+        if kw is None:
+            return Prediction(answers=[], evidence=evidence, info=info, abstained=True, reason=why)
+        res = read_events(events, q["question"], **kw)
+        return Prediction(answers=res.answers, evidence=evidence, info=info, abstained=res.abstained,
+                          reason=res.reason)
 
     return method
 
 
+def _dense_naive_factory(index_dir: str | os.PathLike[str], **kw: Any) -> Method:
+    return _dense_factory(index_dir, naive=True, **kw)
+
+
 register_method("dense", _dense_factory)
+register_method("dense-naive", _dense_naive_factory)

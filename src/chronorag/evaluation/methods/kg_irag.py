@@ -22,8 +22,12 @@ def _kg_irag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None =
         out = g.invoke({"question": q["question"]})
         steps = [{"name": "psi", "args": {"window": t["window_iso"], "radius_km": t["radius_km"]}}
                  for t in out.get("trace") or []]
-        return Prediction(answers=[out.get("answer") or "no answer"], evidence=list(out.get("evidence") or []),
-                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale")},
+        abstained = bool(out.get("abstained"))
+        return Prediction(answers=[] if abstained else [out.get("answer") or "no answer"],
+                          evidence=list(out.get("evidence") or []), abstained=abstained,
+                          reason=str(out.get("reason") or ""),
+                          info={k: out.get(k) for k in ("iterations", "stopped_by", "evidence_ids", "rationale",
+                                                        "verified", "mode")},
                           trace=steps)
 
     if cfg is not None:

@@ -230,11 +230,15 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
 
 def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local", llm_url: str | None = None,
                 max_iter: int | None = None, lam: float | None = None, k: int | None = None,
-                dense_k: int = 10, report_tokens: int | None = None, **_: Any) -> Any:
+                dense_k: int = 10, report_tokens: int | None = None, link_per_entity: int | None = None,
+                **_: Any) -> Any:
     """A :data:`chronorag.evaluation.Method` for ToPG (naive/local/global) or dense passages.
 
     ``dense-passages`` ranks passages by cosine with the index's encoder (the vanilla
-    baseline); its context is the top ``dense_k`` passages.
+    baseline); its context is the top ``dense_k`` passages. ``link_per_entity=0`` turns
+    off the no-LLM entity-linked seeding (the ``topg-local-noseed`` ablation). Without an
+    LLM the ``mode`` string says what stands in for the LLM: Select is a capitalised-name
+    match plus "keep the top ``select_keep`` walk suggestions", seeding is entity-linked.
     """
     from dataclasses import replace
 
@@ -256,7 +260,11 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
     mode = method.removeprefix("topg-")
     st = ToPGSettings()
     st = replace(st, **{k_: v for k_, v in (("max_iter", max_iter), ("lam", lam), ("k", k),
-                                           ("report_tokens", report_tokens)) if v is not None})
+                                           ("report_tokens", report_tokens),
+                                           ("link_per_entity", link_per_entity)) if v is not None})
+    no_llm_mode = (f"no-LLM ToPG {mode}: Select = capitalised-name match + keep the top {st.select_keep} walk "
+                   f"suggestions; seeding = " + ("entity-linked propositions + SuggestNaive"
+                                                 if st.link_per_entity > 0 else "SuggestNaive only (no entity linking)"))
     llm = None
     if llm_url:
         from chronorag.integrations.llm import LLMConfig
@@ -268,6 +276,7 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
         out = gr.invoke({"question": q["question"]})
         return Prediction(answers=[out["answer"]] if out.get("answer") else [], evidence=list(out["context"]),
                           info={"passage_ids": out["passage_ids"], "proposition_ids": out["proposition_ids"],
-                                "mode": out["mode"], **{k_: v for k_, v in out["info"].items()
+                                "mode": out["mode"] if llm_url else no_llm_mode,
+                                **{k_: v for k_, v in out["info"].items()
                                                          if k_ in ("tokens", "fallbacks", "iterations")}})
     return run

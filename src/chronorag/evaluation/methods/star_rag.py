@@ -6,13 +6,17 @@ import os
 from typing import Any
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
-from chronorag.retrievers.reader import rank_candidates
+from chronorag.retrievers.reader import read_events
 
 
 def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
-                  personalization: str = "star", use_rule_graph: bool = True, **_: Any) -> Method:
+                  personalization: str = "star", use_rule_graph: bool = True, reference: str | None = None,
+                  **_: Any) -> Method:
     """STAR-RAG retrieval; answers from the LLM, or (no LLM) the temporal reasoner reading
-    only the retrieved events, falling back to :func:`rank_candidates`."""
+    only the retrieved events, then the constrained reader
+    (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
+    neither can apply the question's constraints to the retrieved events."""
+    from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
@@ -23,7 +27,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     retriever = StarRAGRetriever(index, personalization=personalization, use_rule_graph=use_rule_graph)
     cfg = LLMConfig(base_url=llm_url) if llm_url else None
     tools = TemporalKGTools(index) if cfg is None else None
-    reasoner = TemporalReasoner(tools) if tools is not None else None
+    reasoner = TemporalReasoner(tools, reference=reference) if tools is not None else None
 
     def method(q: dict[str, Any]) -> Prediction:
         ids, info = retriever.retrieve_event_ids(q["question"])
@@ -37,13 +41,18 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
             return Prediction(answers=answers, evidence=evidence, info={**meta, "tokens": cfg.ledger.summary(qid)})
         with tools.restricted(ids):
             res = reasoner.answer(q["question"])
-        answers = list(res.answers)
-        for a in rank_candidates(events, q["question"]):
-            if a not in answers:
-                answers.append(a)
-        return Prediction(answers=answers, evidence=evidence,
-                          info={**meta, "reader": "temporal reasoner over retrieved events" if res.answers
-                                else "entities and dates of retrieved events"})
+        if res.answers:
+            return Prediction(answers=list(res.answers), evidence=evidence, reason=res.reason,
+                              info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})
+        # the reasoner found nothing among the retrieved events: the constrained reader, or abstain
+        kw, why = reader_constraints(reasoner, q["question"])
+        if kw is None:
+            return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
+                              info={**meta, "mode": "no-LLM reader over the retrieved events"})
+        read = read_events(events, q["question"], **kw)
+        reason = read.reason if read.abstained else f"reasoner: {res.reason}; answered by the constrained reader"
+        return Prediction(answers=read.answers, evidence=evidence, abstained=read.abstained, reason=reason,
+                          info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
 
     return method
 

@@ -10,7 +10,7 @@ from chronorag.evaluation.runner import Method, Prediction, register_method
 
 def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
                    protocol: str | None = None, max_tool_calls: int = 8, deadline_s: float | None = None,
-                   **_: Any) -> Method:
+                   reference: str | None = None, **_: Any) -> Method:
     """TempTool: the no-LLM reasoner, or the agent graph when an LLM is given (``llm_url`` or ``llm``).
 
     A question with an invalid date raises :class:`~chronorag.errors.TimeParseError`; a
@@ -30,14 +30,16 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
     if chat is None:
         if protocol not in (None, "planner"):
             raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
-        reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)))
+        reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)), reference=reference)
 
         def method(q: dict[str, Any]) -> Prediction:
             res = reasoner.answer(q["question"])
             if res.error and res.error.startswith("invalid date"):
                 raise TimeParseError(f"question {q['question']!r}: {res.error}")
-            return Prediction(answers=res.answers, evidence=res.evidence,
-                              info={"mode": "no-LLM reasoner", "calls": res.calls, "note": res.note,
+            return Prediction(answers=res.answers, evidence=res.evidence, abstained=res.abstained,
+                              reason=res.reason,
+                              info={"mode": "no-LLM rule-based reasoner over the TempTool tools",
+                                    "calls": res.calls, "note": res.note, "event_ids": res.evidence_ids,
                                     "plan": res.plan.describe() if res.plan else None},
                               trace=[{"name": c["name"], "args": c["arguments"]} for c in res.calls])
 
@@ -52,7 +54,9 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
         qid = str(q.get("quid", q.get("id", q["question"])))
         with query_scope(qid):
             out = graph.invoke({"question": q["question"]})
-        return Prediction(answers=out.get("answers", []),
+        answers = out.get("answers", [])
+        return Prediction(answers=answers, abstained=not answers,
+                          reason="" if answers else str(out.get("note") or out.get("stopped") or "no answer"),
                           evidence=[str(m.content) for m in out.get("messages", []) if m.type == "tool"],
                           info={"mode": out.get("mode"), "tool_calls": out.get("tool_calls", 0),
                                 "stopped": out.get("stopped"), "note": out.get("note", ""),

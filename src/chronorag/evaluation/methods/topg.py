@@ -1,4 +1,5 @@
-"""The ToPG methods (``topg-naive``, ``topg-local``, ``topg-global``) and the ``dense-passages`` baseline."""
+"""The ToPG methods (``topg-naive``, ``topg-local``, ``topg-global``), the ``dense-passages`` baseline, and
+``topg-local-noseed`` (Local without the no-LLM entity-linked seeding)."""
 
 from __future__ import annotations
 
@@ -18,3 +19,5 @@ def _topg_factory(index_dir: str | os.PathLike[str], *, method: str, **kw: Any) 
 
 for _name in ("topg-naive", "topg-local", "topg-global", "dense-passages"):
     register_method(_name, functools.partial(_topg_factory, method=_name))
+# ablation: ToPG Local without the no-LLM entity-linked seeding (SuggestNaive seeds only)
+register_method("topg-local-noseed", functools.partial(_topg_factory, method="topg-local", link_per_entity=0))

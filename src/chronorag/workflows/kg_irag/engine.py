@@ -11,7 +11,8 @@ text}`` (times in minutes), so a checkpointer can store them.
   and place name.
 - :func:`verify`: the symbolic verifier (LLM2 without an LLM). It certifies an answer
   only when the evidence decides it: a witness of the event for a blocked window, full
-  coverage without the event for a clean one, and a witness for every nearer
+  coverage *by records* without the event for a clean one (a window that was searched
+  but holds no record is unknown, never clean), and a witness for every nearer
   candidate start of a Q2/Q3 answer.
 - :func:`allen_consistent` (the second factor of Eq. 3): checks a proposed answer
   (from the verifier or an LLM) against the interval relations it implies: the
@@ -39,7 +40,7 @@ from chronorag.workflows.kg_irag.record_kg import RecordKG
 from chronorag.workflows.kg_irag.reference import NO_ANSWER, NO_NEED
 
 __all__ = ["allen_consistent", "candidate_windows", "contradiction_filter", "format_time", "normalize_answer",
-           "psi", "search_region", "synthesize", "verify"]
+           "psi", "record_covered", "records_in", "search_region", "synthesize", "verify"]
 
 _INTERSECT = {"overlaps", "overlapped_by", "starts", "started_by", "during", "contains", "finishes",
               "finished_by", "equals"}
@@ -94,14 +95,15 @@ def psi(kg: RecordKG, plan: Plan, lo: int, hi: int, *, radius_km: float = 0.0, h
             f_lo, f_hi = int(kg.start[p][i]), int(kg.end[p][i])
             hit = bool(int(kg.mask[p][i]) & bit)
             v = vals[i]
-            vtxt = "missing" if isinstance(v, float) and math.isnan(v) else (f"{v:g}" if isinstance(v, float) else str(v))
+            missing = isinstance(v, float) and math.isnan(v)
+            vtxt = "missing" if missing else (f"{v:g}" if isinstance(v, float) else str(v))
             text = (f"({fid}, occursAt, [{minutes_to_iso(f_lo)}, {minutes_to_iso(f_hi)})) "
                     f"({fid}, atLocation, {p}) ({fid}, hasValue, {col}={vtxt})"
                     + (f" => {plan.event}" if hit else ""))
             prio = 0 if f_lo == plan.anchor else 1 if (lo <= f_lo and f_hi <= hi) else 2
             rows.append(((prio, abs(f_lo - plan.anchor), dist, p), {
                 "id": fid, "place": p, "lo": f_lo, "hi": f_hi, "events": [plan.event] if hit else [],
-                "text": text}))
+                "text": text, "missing": missing and not hit}))
     rows.sort(key=lambda r: r[0])
     return [r[1] for r in rows]
 
@@ -126,6 +128,29 @@ def _candidates(plan: Plan) -> list[int]:
         k += 1
 
 
+def record_covered(facts: Sequence[dict[str, Any]], lo: int, hi: int) -> bool:
+    """True when retrieved records cover ``[lo, hi)`` without a gap.
+
+    A window that was asked for but holds no record is *not* covered: a time or place
+    without records is unknown, never "no event".
+    """
+    if hi <= lo:
+        return True
+    at = lo
+    for f in sorted((f for f in facts if not f.get("missing")), key=lambda f: f["lo"]):
+        if f["lo"] > at:
+            break
+        at = max(at, int(f["hi"]))
+        if at >= hi:
+            return True
+    return at >= hi
+
+
+def records_in(facts: Sequence[dict[str, Any]], lo: int, hi: int) -> int:
+    """How many retrieved records overlap ``[lo, hi)``."""
+    return sum(1 for f in facts if f["lo"] < hi and f["hi"] > lo)
+
+
 def verify(plan: Plan, facts: Sequence[dict[str, Any]], coverage: tuple[int, int] | None) -> dict[str, Any]:
     """The symbolic verifier: the answer the evidence certifies, or the best guess and what is open.
 
@@ -141,7 +166,7 @@ def verify(plan: Plan, facts: Sequence[dict[str, Any]], coverage: tuple[int, int
     t, dur = plan.anchor, plan.duration
 
     def covered(lo: int, hi: int) -> bool:
-        return cov[0] <= lo and hi <= cov[1]
+        return cov[0] <= lo and hi <= cov[1] and record_covered(facts, lo, hi)
 
     anchor_hits = _hits(abn, t, t + dur)
     if plan.type == "q1":
@@ -190,7 +215,7 @@ def allen_consistent(plan: Plan, answer: str | None, facts: Sequence[dict[str, A
     trip = (t, t + dur)
 
     def clean_and_covered(lo: int, hi: int) -> bool:
-        return cov[0] <= lo and hi <= cov[1] and not any(rel((f["lo"], f["hi"]), (lo, hi)) in _INTERSECT for f in abn)
+        return cov[0] <= lo and hi <= cov[1] and record_covered(facts, lo, hi) and not any(rel((f["lo"], f["hi"]), (lo, hi)) in _INTERSECT for f in abn)
 
     def blocked(lo: int, hi: int) -> bool:
         return any(rel((f["lo"], f["hi"]), (lo, hi)) in _INTERSECT for f in abn)

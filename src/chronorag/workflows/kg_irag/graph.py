@@ -93,6 +93,14 @@ def _plan(state: KGIRAGState) -> Plan:
     return Plan(**d)
 
 
+def _verdict_of(plan: Plan, facts: list[dict[str, Any]], state: KGIRAGState) -> tuple[str | None, tuple[int, int]]:
+    """The symbolic verifier's certified answer on the final evidence (or None) and the coverage."""
+    c = state.get("coverage") or [plan.anchor, plan.anchor]
+    cov = (int(c[0]), int(c[1]))
+    v = engine.verify(plan, facts, cov)
+    return (v["answer"] if v["certified"] else None), cov
+
+
 def _facts_block(facts: list[dict[str, Any]]) -> str:
     return "\n".join(f["text"] for f in facts) or "(no facts)"
 
@@ -175,7 +183,7 @@ def init(state: KGIRAGState, runtime: Runtime[KGIRAGContext], *, build: _Build) 
         "settings": s, "facts": [], "coverage": [], "windows": [], "trace": [],
         "iteration": 0, "radius_km": 0.0, "verdict": {}, "judged": {}, "stop": False, "first_certified": -1,
         "contradictions": [], "answer": "", "rationale": "", "evidence": [], "evidence_ids": [], "cited": [],
-        "stopped_by": "", "error": "", "iterations": 0,
+        "stopped_by": "", "error": "", "iterations": 0, "abstained": False, "reason": "", "verified": False,
         "mode": f"llm ({model.name})" if model is not None else "no-llm (rule-based planner, symbolic verifier)",
     }
     plan: Plan | None = None
@@ -195,8 +203,8 @@ def init(state: KGIRAGState, runtime: Runtime[KGIRAGContext], *, build: _Build) 
         try:
             plan = parse_question(q, g)
         except ChronoRAGError as exc:
-            return {**reset, "llm_errors": errors, "error": str(exc), "answer": "no answer",
-                    "stopped_by": "unparsed", "plan": {},
+            return {**reset, "llm_errors": errors, "error": str(exc), "answer": "could not plan",
+                    "stopped_by": "unparsed", "plan": {}, "abstained": True, "reason": f"could not plan: {exc}",
                     "messages": [AIMessage(f"I could not plan this question: {exc}")]}
     if s["method"] == "single-pass":
         hz = plan.horizon or 12 * plan.step
@@ -329,6 +337,8 @@ def fallback(state: KGIRAGState, *, build: _Build) -> dict[str, Any]:
     errors = list(state.get("llm_errors") or [])
     answer = verdict["answer"] or verdict["guess"]
     model = _llm(build, s)
+    if verdict.get("certified"):
+        model = None  # the symbolic verifier settled it: its answer wins over any LLM guess
     if model is not None and s["method"] != "no-check":
         facts, _ = engine.contradiction_filter(state["facts"])
         user = f"Question: {state['current']}\nPlan: {json.dumps(plan.to_dict())}\nFacts:\n{_facts_block(facts)}"
@@ -372,7 +382,21 @@ def synthesize(state: KGIRAGState, *, build: _Build) -> dict[str, Any]:
                 rationale = text
     stopped = state.get("stopped_by") or ("single-pass" if s["method"] == "single-pass" else
                                            "stop-rule" if state["stop"] else "fixed-steps")
+    verdict_answer, cov = _verdict_of(plan, facts, state)
+    ok, why = engine.allen_consistent(plan, answer, facts, cov)
+    verified = ok or (verdict_answer is not None and verdict_answer == answer)
+    trip = (plan.anchor, plan.anchor + plan.duration)
+    n_trip = engine.records_in(facts, *trip)
+    abstained, reason = False, ""
+    if n_trip == 0 or not verified:
+        # a time or place without records is unknown; an answer the evidence does not show is not given
+        where = f"{plan.place} in [{minutes_to_iso(trip[0])}, {minutes_to_iso(trip[1])})"
+        reason = (f"no records at {where}: the answer is unknown" if n_trip == 0 else
+                  f"unverified answer {answer!r} not given: {why}")
+        abstained, answer = True, "unknown"
+        rationale = reason
     return {"answer": answer, "rationale": rationale, "cited": weighted[:5],
+            "verified": verified and not abstained, "abstained": abstained, "reason": reason,
             "evidence": [f["text"] for f in facts], "evidence_ids": [f["id"] for f in facts],
             "iterations": state["iteration"] + 1, "stopped_by": stopped, "llm_errors": errors,
             "messages": [AIMessage(f"{answer}\n\n{rationale}")]}

@@ -6,7 +6,9 @@ anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm`
 daily data), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
 from``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
-type (Q2 latest-before, Q3 earliest-after, else Q1) and the Q1 polarity (``avoid``:
+type (Q2 latest-before, Q3 earliest-after: a question asking for a time, read by
+which way it looks from the plan; else Q1) and the Q1 polarity (``avoid`` when the event is
+negated just before it is named: "without rain", "free of rain"; else ``detect``) (``avoid``:
 yes = no event; ``detect``: yes = the event occurs).
 """
 
@@ -127,6 +129,22 @@ def _match_event(text: str, kg: RecordKG) -> str | None:
     return None
 
 
+# words that turn "rain" into "no rain" when they come shortly before the event's name
+_NEGATED = re.compile(r"\b(?:avoid(?:ing)?|without|free\s+of|clear\s+of|not|no|never|dodge|escape|spared?|dry)\b", re.I)
+
+
+def _polarity(q: str, kg: RecordKG) -> str:
+    """Q1 polarity: ``avoid`` (yes = no event) when the event is negated just before it is named
+    ("without rain", "free of rain", "not get any rain"), else ``detect`` (yes = the event occurs)."""
+    low = q.lower()
+    names = [a.lower() for r in kg.spec.rules for a in (r.name, *r.aliases)]
+    pos = [m.start() for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", low)]
+    if not pos:
+        return "avoid" if not _DETECT.search(q) else "detect"
+    p = min(pos)
+    return "avoid" if _NEGATED.search(q[max(0, p - 40):p]) else "detect"
+
+
 def _span_minutes(n: str, unit: str) -> int:
     u = unit.lower()
     return int(n) * (1440 if u.startswith("d") else 1 if u.startswith("min") else 60)
@@ -136,7 +154,10 @@ def _times(text: str) -> list[tuple[int, int]]:
     """All time mentions as (position, minute)."""
     out = []
     for m in _ISO_DT.finditer(text):
-        t = dt.datetime.fromisoformat(m.group(1))
+        try:
+            t = dt.datetime.fromisoformat(m.group(1))
+        except ValueError as exc:
+            raise DataFormatError(f"impossible date {m.group(1)!r} in the question: {exc}") from None
         if m.group(2):
             h = int(m.group(2))
             if m.group(4):
@@ -146,7 +167,10 @@ def _times(text: str) -> list[tuple[int, int]]:
     for m in _LONG_DT.finditer(text):
         mon = _MONTHS.get(m.group(1).lower().rstrip(".")) or next(
             v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
-        t = dt.datetime(int(m.group(3)), mon, int(m.group(2)))
+        try:
+            t = dt.datetime(int(m.group(3)), mon, int(m.group(2)))
+        except ValueError as exc:
+            raise DataFormatError(f"impossible date {m.group(0).strip()!r} in the question: {exc}") from None
         tail = m.group(0)[m.end(3) - m.start(0):].lower()
         if m.group(4) and not (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)):
             pass  # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
@@ -157,6 +181,28 @@ def _times(text: str) -> list[tuple[int, int]]:
             t = t.replace(hour=h, minute=int(m.group(5) or 0))
         out.append((m.start(), parse_time(t).lo))
     return sorted(out)
+
+
+# a question asking for a time, and which way from the plan it looks (generic English, no template words)
+_ASKS_TIME = re.compile(r"^\s*when\b|\bwhen\s+(?:could|can|should|would|is|will)\b|"
+                        r"\bwhat(?:'s|\s+is|\s+was|\s+would\s+be)?\s+(?:the\s+)?(?:\w+\s+){0,3}(?:time|hour|start|slot|moment)\b|"
+                        r"\bwhich\s+(?:\w+\s+)?(?:time|hour|start|slot)\b|\bhow\s+(?:late|early|soon)\b", re.I)
+_LATER = re.compile(r"\b(?:after(?:wards)?|later|ahead|postpone|delay|push\s+back|next|following|first|earliest|soonest)\b", re.I)
+_EARLIER = re.compile(r"\b(?:before|earlier|back|prior|previous|last|latest|leave\s+early|move\s+up)\b", re.I)
+
+
+def _qtype(q: str) -> str:
+    """Q2 (latest earlier start), Q3 (earliest later start) or Q1 (a yes/no check)."""
+    if _Q2.search(q):
+        return "q2"
+    if _Q3.search(q):
+        return "q3"
+    if not _ASKS_TIME.search(q):
+        return "q1"
+    later, earlier = len(_LATER.findall(q)), len(_EARLIER.findall(q))
+    if later == earlier:
+        raise DataFormatError("the question asks for a time but not whether earlier or later than the plan")
+    return "q3" if later > earlier else "q2"
 
 
 def parse_question(question: str, kg: RecordKG) -> Plan:
@@ -181,7 +227,7 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     if not times:
         raise DataFormatError("no date or time in the question (use e.g. 2013-03-05 14:00 or March 5, 2013 at 14:00)")
     anchor = times[0][1]
-    qtype = "q2" if _Q2.search(q) else "q3" if _Q3.search(q) else "q1"
+    qtype = _qtype(q)
     horizon = 0
     hm = _HORIZON.search(q)
     if hm:
@@ -200,5 +246,5 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
         raise DataFormatError("no trip duration in the question (e.g. 'for 2 hours', 'between X and Y')")
     if qtype != "q1" and horizon <= 0:
         raise DataFormatError("no search horizon in the question (e.g. 'no more than 12 hours')")
-    pol = "detect" if qtype == "q1" and _DETECT.search(q) else "avoid"
+    pol = _polarity(q, kg) if qtype == "q1" else "avoid"
     return Plan(qtype, place, event, anchor, dur, horizon, pol, kg.cadence_minutes)

@@ -96,6 +96,12 @@ class KGIRAGOutput(TypedDict, total=False):
     llm_errors: list[str]
     mode: str
     error: str
+    #: True when no answer is given (no records for the trip, an unverified answer, an unplannable question)
+    abstained: bool
+    #: why it abstained, or what is unverified ("" otherwise)
+    reason: str
+    #: True when the symbolic verifier or the interval check supports the answer
+    verified: bool
     messages: Annotated[list[AnyMessage], add_messages]
 
 

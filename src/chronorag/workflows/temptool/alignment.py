@@ -20,6 +20,7 @@ Rerankers
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -128,12 +129,31 @@ _RELATION_SYNONYMS = {
 _SUFFIXES = ("ations", "ation", "ions", "ion", "ing", "ed", "es", "e", "s")
 
 
+@functools.lru_cache(maxsize=65536)
 def stem_word(tok: str) -> str:
-    """A light suffix stripper so "negotiation", "negotiated" and "negotiate" share a stem."""
+    """Porter stem, so "negotiation", "negotiated" and "negotiate" share one ("negoti").
+
+    NLTK's :class:`~nltk.stem.PorterStemmer` (pure code, no data download; NLTK comes
+    with LlamaIndex); a light suffix stripper when NLTK is missing.
+    """
+    stemmer = _porter()
+    if stemmer is not None:
+        if len(tok) >= 4 and tok.endswith("ed"):  # "sued" -> "sue", "fined" -> "fine": as their base forms
+            tok = tok[:-1]
+        return str(stemmer.stem(tok))
     for suf in _SUFFIXES:
         if len(tok) - len(suf) >= 4 and tok.endswith(suf):
             return tok[: -len(suf)]
     return tok
+
+
+@functools.lru_cache(maxsize=1)
+def _porter() -> Any:
+    try:
+        from nltk.stem import PorterStemmer
+    except ImportError:  # pragma: no cover - nltk is a LlamaIndex dependency
+        return None
+    return PorterStemmer()
 
 
 def relation_tokens(text: str) -> list[str]:

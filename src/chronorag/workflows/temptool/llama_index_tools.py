@@ -1,6 +1,6 @@
 """TempTool-R1's temporal tools as LlamaIndex ``FunctionTool``s (for LlamaIndex agents).
 
-The same three tools as :func:`chronorag.workflows.temptool.tools.make_langchain_tools`
+The same tools as :func:`chronorag.workflows.temptool.tools.make_langchain_tools`
 (``Get_time``, ``Get_head_entity``, ``Get_tail_entity``) with the same argument schemas;
 an agent sees the readable observation, and a bad argument comes back as an error
 observation the agent can correct (``ToolOutput.is_error``).

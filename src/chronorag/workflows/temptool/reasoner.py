@@ -22,15 +22,19 @@ Anchor events ("before X", "after X", "the same month as X") take the anchor's
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chronorag.graphs.question import TemporalQuestion, parse_question
-from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
-from chronorag.workflows.temptool.alignment import normalise_tokens
+import numpy as np
+
+from chronorag.graphs.linking import EntityLinker
+from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
+from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
+from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
 from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
@@ -60,11 +64,15 @@ class ToolPlan:
     end_time: str = "inf"
     type: str = "in/on"
     order: str = "count"  # answer ranking: "first", "last" or "count"
+    operator: str = "select"
+    exclude: list[str] = field(default_factory=list)
+    anchor_note: str = ""
 
     def describe(self) -> str:
         """One line for traces."""
-        return (f"target={self.target} rel={self.relation!r} known={self.known!r}({self.known_role}) "
-                f"other={self.other!r} anchor={self.anchor!r} window=({self.begin_time}, {self.end_time}, {self.type})")
+        return (f"op={self.operator} target={self.target} rel={self.relation!r} known={self.known!r}({self.known_role}) "
+                f"other={self.other!r} anchor={self.anchor!r} window=({self.begin_time}, {self.end_time}, {self.type})"
+                + (f" exclude={self.exclude!r}" if self.exclude else ""))
 
 
 @dataclass
@@ -75,9 +83,14 @@ class ReasonerResult:
     plan: ToolPlan | None
     calls: list[dict[str, Any]] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    #: ids of the events the answers were read from
+    evidence_ids: list[int] = field(default_factory=list)
     note: str = ""
     latency_ms: float = 0.0
     error: str | None = None
+    #: True when the reasoner gives no answer on purpose; ``reason`` says why
+    abstained: bool = False
+    reason: str = ""
 
 
 def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
@@ -93,9 +106,16 @@ class TemporalReasoner:
         The tools (and their aligners) over an event index.
     max_span : int
         Longest entity mention considered, in words.
+    reference : str, optional
+        Reference date (YYYY-MM-DD) for relative dates ("last year"); default: the
+        graph's last date (stated in the result's ``reason``).
+    retry_inverse : bool
+        When the parsed direction finds nothing, try the inverse reading (default
+        False; when it answers, ``reason`` says so).
     """
 
-    def __init__(self, tools: TemporalKGTools, *, max_span: int = 10) -> None:
+    def __init__(self, tools: TemporalKGTools, *, max_span: int = 10, reference: str | None = None,
+                 retry_inverse: bool = False) -> None:
         if not isinstance(tools, TemporalKGTools):
             raise TypeError(f"tools must be TemporalKGTools, got {type(tools).__name__}")
         if max_span < 1:
@@ -103,23 +123,47 @@ class TemporalReasoner:
         self.tools = tools
         self.max_span = max_span
         self._exact = tools.entities._norm_index
+        self.linker = EntityLinker(tools.store.entities)
+        self._rel_vocab: set[str] | None = None
+        self._last_ids: list[str] = []
+        self.retry_inverse = bool(retry_inverse)
+        st = tools.store
+        self.span: tuple[int, int] | None = (int(st.t_lo.min()), int(st.t_hi.max())) if len(st) else None
+        if reference is not None:
+            parse_question("x", reference=reference)  # fails early on a bad reference date
+        self.reference = reference
 
     # ------------------------------------------------------------ entity spans
     def find_entities(self, text: str) -> list[tuple[int, int, str]]:
-        """Entity mentions in ``text``: ``(start, end, entity name)``, left to right.
+        """Entity mentions in ``text``: ``(start, end, entity name)``, left to right (see :meth:`link_entities`)."""
+        return self.link_entities(text)[0]
 
-        Longest exact matches of normalised tokens first; remaining capitalised chunks
-        are aligned with the embedding aligner.
+    def link_entities(self, text: str) -> tuple[list[tuple[int, int, str]], list[str]]:
+        """Entity mentions in ``text`` and the name-like phrases that could not be linked.
+
+        Longest exact matches of normalised tokens first (case-insensitive: in a
+        question typed all in lower case any span may match; otherwise a span needs a
+        capitalised word); remaining capitalised chunks are linked typo-tolerantly
+        (:class:`~chronorag.graphs.linking.EntityLinker`, with its margin rule), then
+        by the embedding aligner (score >= 1.0). A chunk neither accepts is reported
+        ("'Emmanuel Macron' is not in the KG (closest: ..., 0.63)"), never dropped.
+        In an all-lower-case question, two- and three-word spans are also linked
+        typo-tolerantly.
         """
         toks = _tokens_with_spans(text)
+        lower_q = not any(t[0][:1].isupper() for t in toks[1:])
         taken = [False] * len(toks)
         found: list[tuple[int, int, str]] = []
+        problems: list[str] = []
         spans = []
         for i in range(len(toks)):
             for j in range(min(len(toks), i + self.max_span), i, -1):
                 words = [t[0] for t in toks[i:j]]
                 if not any(w[:1].isupper() or w[:1].isdigit() for w in words):
-                    continue
+                    if not lower_q or all(w.lower() in _QWORDS or _SCAFFOLD.fullmatch(w) for w in words):
+                        continue
+                    if j - i == 1 and len(words[0]) < 4:
+                        continue
                 key = tuple(sorted(normalise_tokens(" ".join(words))))
                 if key and key in self._exact:
                     spans.append((j - i, i, j, key))
@@ -130,7 +174,7 @@ class TemporalReasoner:
                 taken[k] = True
             names = [self.tools.entities.names[x] for x in self._exact[key]]
             found.append((toks[i][1], toks[j - 1][2], sorted(names)[0]))
-        # capitalised chunks not covered: align them
+        # capitalised chunks not covered: link them typo-tolerantly, then by embedding
         k = 0
         while k < len(toks):
             w = toks[k][0]
@@ -145,72 +189,163 @@ class TemporalReasoner:
             while j > k and toks[j][0].lower() in ("of", "the", "and", "for"):
                 j -= 1
             phrase = text[toks[k][1]: toks[j][2]]
-            al = self.tools.align_entity(phrase)
-            if al.score >= 1.0:
-                found.append((toks[k][1], toks[j][2], al.name))
+            link = self.linker.link(phrase)
+            if link.linked:
+                assert link.name is not None
+                found.append((toks[k][1], toks[j][2], link.name))
+            elif self._relation_words(phrase):
+                pass  # "appoint as CEO": words of the KG's relation names, not a missing entity
+            else:
+                al = self.tools.align_entity(phrase)
+                if al.score >= 1.0 and self._contained(phrase, al.name):
+                    found.append((toks[k][1], toks[j][2], al.name))
+                else:
+                    problems.append(link.reason)
             for x in range(k, j + 1):
                 taken[x] = True
             k = j + 1
-        return sorted(found)
+        if lower_q:  # typos in a lower-case question: two- and three-word spans
+            for size in (3, 2):
+                for i in range(len(toks) - size + 1):
+                    if any(taken[i:i + size]):
+                        continue
+                    words = [t[0] for t in toks[i:i + size]]
+                    if any(w.lower() in _QWORDS or _SCAFFOLD.fullmatch(w) for w in words):
+                        continue
+                    link = self.linker.link(" ".join(words), threshold=90.0)
+                    if link.linked:
+                        assert link.name is not None
+                        found.append((toks[i][1], toks[i + size - 1][2], link.name))
+                        for x in range(i, i + size):
+                            taken[x] = True
+        return sorted(found), problems
 
-    def _anchor_entity(self, phrase: str) -> str:
-        ents = self.find_entities(phrase)
+    def _relation_words(self, phrase: str) -> bool:
+        """True when every word of ``phrase`` is a word of some relation name of the KG."""
+        if self._rel_vocab is None:
+            self._rel_vocab = {relation_tokens(w)[0] for r in self.tools.store.relations
+                               for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
+        toks = relation_tokens(phrase)
+        return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    @staticmethod
+    def _contained(phrase: str, name: str) -> bool:
+        """A partial proper name must be part of the name: every word of ``phrase`` matches
+        a word of ``name`` (normalised, typo-tolerant), so "Merkel" links to "Angela Merkel"
+        but "Volodymyr Zelenskyy" not to "Volodymyr Konstantynov". Descriptions with
+        function words ("Foreign Minister of India") are left to the aligner's score."""
+        from rapidfuzz import fuzz
+
+        if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
+            return True
+        if re.fullmatch(r"[A-Z]{2,6}", phrase.strip()) and acronym(name) == phrase.strip():
+            return True  # "ECB" for "European Central Bank"  # a description ("Foreign Minister of India"), not a proper name: the aligner decides
+        have = normalise_tokens(name)
+        return all(any(w == h or fuzz.ratio(w, h) >= 85 for h in have) for w in normalise_tokens(phrase))
+
+    def _anchor_entity(self, phrase: str) -> tuple[str | None, str]:
+        ents, problems = self.link_entities(phrase)
         if ents:
-            return max(ents, key=lambda e: e[1] - e[0])[2]
-        return self.tools.align_entity(phrase).name
+            return max(ents, key=lambda e: e[1] - e[0])[2], ""
+        if problems:
+            return None, problems[0]
+        al = self.tools.align_entity(phrase)
+        if al.score >= 1.0:
+            return al.name, ""
+        return None, f"the anchor {phrase!r} is not an entity of the KG (closest: {al.name}, {al.score:.2f})"
+
+    def _link_one(self, phrase: str) -> tuple[str | None, str]:
+        link = self.linker.link(phrase)
+        if link.linked:
+            return link.name, ""
+        ents, _ = self.link_entities(phrase)
+        if len(ents) == 1:
+            return ents[0][2], ""
+        return None, link.reason
 
     # ------------------------------------------------------------------ plan
     def plan(self, question: str | TemporalQuestion) -> ToolPlan | None:
         """Ground a question into a :class:`ToolPlan`; ``None`` when it has no usable form."""
-        q = question if isinstance(question, TemporalQuestion) else parse_question(question)
+        return self.plan_or_reason(question)[0]
+
+    def plan_or_reason(self, question: str | TemporalQuestion) -> tuple[ToolPlan | None, str]:
+        """Ground a question; ``(None, why)`` when it cannot be planned faithfully."""
+        q = question if isinstance(question, TemporalQuestion) else self.parse(question)
         main = q.main
-        ents = self.find_entities(main)
+        ents, problems = self.link_entities(main)
+        if problems:
+            return None, "; ".join(problems)
         if not ents:
-            return None
+            return None, "question form not understood: no entity of the KG found in the question"
         rel_text = main
         for s, e, _ in sorted(ents, reverse=True):
             rel_text = rel_text[:s] + " " + rel_text[e:]
+        rel_text = re.sub(r"\b(?:which|what)\s+[A-Za-z]+", " ", rel_text, flags=re.I)  # the answer type
         rel_text = re.sub(r"\s+", " ", _SCAFFOLD.sub(" ", rel_text)).strip(" ,.?")
         if not rel_text:
-            return None
-        plan = ToolPlan(question=q, target=q.target, relation=rel_text)
-        if q.target == "time":
+            return None, "no relation phrase left in the question once its entities are removed"
+        plan = ToolPlan(question=q, target=q.target, relation=rel_text, operator=q.operator)
+        for ex in q.exclude:
+            name, why = self._link_one(ex)
+            if name is None:
+                return None, f"cannot apply the exclusion: {why}"
+            plan.exclude.append(name)
+        by_whom = bool(re.search(r"\bby\s+whom\b", q.text, re.I))
+        two = q.target == "time" or (q.operator in ("exists", "count") and not q.count_distinct and len(ents) >= 2)
+        if two:
             if len(ents) < 2:
-                return None
+                return None, "a time question needs two entities; found " + ", ".join(e[2] for e in ents)
             first, second = ents[0][2], ents[-1][2]
-            if q.passive:
+            if q.passive and not by_whom:
                 first, second = second, first
             plan.known, plan.other, plan.known_role = first, second, "head"
+            if q.target != "time":
+                plan.target = "pair"
         else:
-            head_cue = q.subject_cue or q.passive
-            if q.passive:
+            if q.passive and by_whom:
+                known, role = ents[0], "tail"  # "by whom was X criticised": X received it
+            elif q.passive:
                 by = [e for e in ents if re.search(r"\bby\s+(?:the\s+)?$", main[: e[0]], re.I)]
-                known = by[0] if by else ents[-1]
+                known, role = (by[0] if by else ents[-1]), "head"
             else:
-                known = ents[0] if head_cue else ents[-1]
-            plan.known, plan.known_role = known[2], "head" if head_cue else "tail"
+                # "which country did X visit": X right after the auxiliary is the subject
+                m = _AUX_SUBJ.search(main) if q.subject_cue else None
+                head_cue = m is not None and re.fullmatch(r"\s*(?:the\s+)?", main[m.end(): ents[0][0]] or "") is not None
+                known, role = (ents[0] if head_cue else ents[-1]), ("head" if head_cue else "tail")
+            plan.known, plan.known_role = known[2], role
         if q.ordinal == "first" or (q.constraint == "after" and not q.ordinal):
             plan.order = "first"
         elif q.ordinal == "last" or (q.constraint == "before" and not q.ordinal):
             plan.order = "last"
+        if q.operator in ("most_frequent", "count"):
+            plan.order = "count"
         if q.anchor:
-            plan.anchor = self._anchor_entity(q.anchor)
-        if q.constraint == "in":
+            name, why = self._anchor_entity(q.anchor)
+            if name is None:
+                return None, why
+            plan.anchor = name
+        if q.window is not None:
+            plan.begin_time, plan.end_time, plan.type = q.window
+        elif q.constraint == "in":
             t = q.times[0].point
             plan.begin_time = plan.end_time = str(t)
         elif q.constraint == "between" and len(q.times) >= 2:
             plan.begin_time, plan.end_time, plan.type = str(q.times[0].point), str(q.times[1].point), "between"
         elif q.constraint in ("before", "after") and q.times and q.anchor is None:
-            if q.constraint == "before":
+            if q.offset is not None:
+                plan.begin_time, plan.end_time, plan.type = _offset_window(q.times[0].point.lo, q.offset)
+            elif q.constraint == "before":
                 plan.end_time, plan.type = str(q.times[0].point), "before"
             else:
                 plan.begin_time, plan.type = str(q.times[0].point), "after"
-        return plan
+        return plan, ""
 
     # --------------------------------------------------------------- execute
     def _call(self, calls: list[dict[str, Any]], plan: ToolPlan, name: str,
               **args: Any) -> Generator[dict[str, Any], ToolResult, ToolResult]:
         res = yield {"name": name, "arguments": args}
+        if res.rows and name != "Get_time" or (name == "Get_time" and plan.target in ("time", "pair")):
+            self._last_ids = [r["id"] for r in res.rows if "id" in r]
         if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
             plan.relation = res.aligned["rel"]
@@ -218,23 +353,58 @@ class TemporalReasoner:
                       "aligned": res.aligned, "error": res.error})
         return res
 
-    def _directional(self, calls: list[dict[str, Any]], plan: ToolPlan, role: str,
-                     **window: str) -> Generator[dict[str, Any], ToolResult, tuple[ToolResult, str]]:
-        if role == "tail":
-            res = yield from self._call(calls, plan, "Get_head_entity", tail=plan.known, rel=plan.relation, **window)
-            return res, "head"
-        res = yield from self._call(calls, plan, "Get_tail_entity", head=plan.known, rel=plan.relation, **window)
-        return res, "tail"
-
     def _anchor_time(self, calls: list[dict[str, Any]], plan: ToolPlan,
-                     role: str) -> Generator[dict[str, Any], ToolResult, str | None]:
-        if role == "tail":  # answers are heads, like the anchor
-            res = yield from self._call(calls, plan, "Get_time", head=plan.anchor, rel=plan.relation, tail=plan.known)
-        else:
-            res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.anchor)
-        if not res.rows:
-            return None
-        return min((r["time"].split("/")[0] for r in res.rows), key=lambda t: parse_time(t).lo)
+                     role: str) -> Generator[dict[str, Any], ToolResult, tuple[str | None, ToolResult]]:
+        """Earliest event of the anchor with the known entity. "Before China" does not say
+        who acted on whom, so the anchor's event is looked up in the answers' direction
+        first, then in the other (``plan.anchor_note`` records it)."""
+        pairs = [(plan.anchor, plan.known), (plan.known, plan.anchor)]
+        if role != "tail":  # answers are tails: the anchor is a tail too
+            pairs = pairs[::-1]
+        res = None
+        for k, (h, t) in enumerate(pairs):
+            res = yield from self._call(calls, plan, "Get_time", head=h, rel=plan.relation, tail=t)
+            if res.rows:
+                if k:
+                    plan.anchor_note = (f"the anchor event exists only as ({h}, {res.aligned.get('rel')}, {t}); "
+                                        f"the question is read in that direction")
+                return min((r["time"].split("/")[0] for r in res.rows), key=lambda x: parse_time(x).lo), res
+            if not res.aligned:
+                break
+        assert res is not None
+        return None, res
+
+    def _relation_doubt(self, plan: ToolPlan, res: ToolResult) -> str:
+        """Why a negative answer (0, "no") cannot be trusted: the relation was linked only loosely."""
+        rel = res.aligned.get("rel")
+        if rel is None:
+            return ""
+        al = self.tools.align_relation(plan.relation)
+        if al.score >= 1.0:
+            return ""
+        return (f"no events of {rel!r} found, but the question's relation {plan.relation!r} matches it only "
+                f"loosely ({al.score:.2f}); a '0' or 'no' would rest on that guess")
+
+    @staticmethod
+    def _abstain(plan: ToolPlan | None, calls: list[dict[str, Any]], reason: str) -> ReasonerResult:
+        return ReasonerResult(answers=[], plan=plan, calls=calls, note=reason, abstained=True, reason=reason)
+
+    def _window_for(self, plan: ToolPlan, t: str | None) -> dict[str, str]:
+        q = plan.question
+        window = {"begin_time": plan.begin_time, "end_time": plan.end_time, "type": plan.type}
+        if t is None:
+            return window
+        if q.offset is not None:
+            b, e, k = _offset_window(parse_time(t).lo, q.offset)
+            return {"begin_time": b, "end_time": e, "type": k}
+        if q.constraint == "before":
+            return {"begin_time": "-inf", "end_time": t, "type": "before"}
+        if q.constraint == "after":
+            return {"begin_time": t, "end_time": "inf", "type": "after"}
+        tp = parse_time(t)  # same day/month/year
+        same = Granularity.DAY if q.same_granularity is None else q.same_granularity
+        tt = minutes_to_iso(tp.lo, min(same, tp.granularity))
+        return {"begin_time": tt, "end_time": tt, "type": "in/on"}
 
     def steps(self, plan: ToolPlan) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
         """The plan as a step-by-step program.
@@ -246,49 +416,111 @@ class TemporalReasoner:
         """
         calls: list[dict[str, Any]] = []
         q = plan.question
-        if plan.target == "time":
-            res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
-            note = ""
-            if not res.rows:
-                res = yield from self._call(calls, plan, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
-                note = "reversed direction"
-            gran = Granularity.DAY if q.granularity is None else q.granularity
-            times = sorted({r["time"].split("/")[0] for r in res.rows}, key=lambda t: parse_time(t).lo)
-            if q.ordinal == "last":
-                times = times[::-1]
-            answers = []
-            for t in times:
-                tp = parse_time(t)
-                a = minutes_to_iso(tp.lo, min(gran, tp.granularity))
-                if a not in answers:
-                    answers.append(a)
-            return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note,
-                                  evidence=[res.observation])
-        note = ""
-        for attempt, role in enumerate((plan.known_role, "tail" if plan.known_role == "head" else "head")):
-            window = {"begin_time": plan.begin_time, "end_time": plan.end_time, "type": plan.type}
+        if self.tools._allowed is not None and plan.operator in ("count", "most_frequent"):
+            return self._abstain(plan, calls, f"'{plan.operator}' needs every matching event of the KG; "
+                                 "this reader sees only the retrieved events")
+        if plan.target in ("time", "pair"):
+            return (yield from self._pair_steps(plan, calls))
+        roles = [plan.known_role] + ([("tail" if plan.known_role == "head" else "head")] if self.retry_inverse else [])
+        last_obs = ""
+        for attempt, role in enumerate(roles):
+            t = None
             if plan.anchor is not None:
-                t = yield from self._anchor_time(calls, plan, role)
+                plan.anchor_note = ""
+                t, ares = yield from self._anchor_time(calls, plan, role)
+                if plan.anchor_note:  # the anchor's direction decides the reading
+                    role = "tail" if role == "head" else "head"
                 if t is None:
+                    last_obs = (ares.observation if not ares.aligned else
+                                f"no event of {plan.anchor} {plan.relation!r} {plan.known} to anchor "
+                                f"'{q.anchor}' on")
                     continue
-                if q.constraint == "before":
-                    window = {"begin_time": "-inf", "end_time": t, "type": "before"}
-                elif q.constraint == "after":
-                    window = {"begin_time": t, "end_time": "inf", "type": "after"}
-                else:  # same day/month/year
-                    tp = parse_time(t)
-                    same = Granularity.DAY if q.same_granularity is None else q.same_granularity
-                    g = min(same, tp.granularity)
-                    tt = minutes_to_iso(tp.lo, g)
-                    window = {"begin_time": tt, "end_time": tt, "type": "in/on"}
-            res, answer_role = yield from self._directional(calls, plan, role, **window)
-            answers = self._rank(res.rows, answer_role, plan.order, exclude={plan.known, plan.anchor})
+            window = self._window_for(plan, t)
+            if plan.operator == "select":  # the three TempTool tools, as the agent and the SFT traces use them
+                args: dict[str, Any] = {("head" if role == "head" else "tail"): plan.known, "rel": plan.relation,
+                                        **window}
+                if plan.exclude:
+                    args["exclude"] = list(plan.exclude)
+                tool = "Get_tail_entity" if role == "head" else "Get_head_entity"
+            else:  # counting, most often, yes/no: one aggregate call
+                args = {"known": plan.known, "known_role": role, "rel": plan.relation, **window,
+                        "by": {"first": "first", "last": "last"}.get(plan.order, "count")}
+                if plan.exclude:
+                    args["exclude"] = list(plan.exclude)
+                tool = "Rank_entities"
+            res = yield from self._call(calls, plan, tool, **args)
+            if res.error is not None or not res.aligned:
+                return self._abstain(plan, calls, res.observation)
+            answer_role = "tail" if role == "head" else "head"
+            answers = self._rank(res.rows, answer_role, plan.order,
+                                 exclude={plan.known, plan.anchor, *plan.exclude})
+            if not answers and plan.operator in ("count", "exists"):
+                doubt = self._relation_doubt(plan, res)
+                if doubt:
+                    return self._abstain(plan, calls, doubt)
+            if plan.operator == "count":
+                if q.count_distinct:
+                    answers = [str(len(answers))]
+                else:
+                    n = sum(1 for r in res.rows if r[answer_role] not in {plan.known, *plan.exclude})
+                    answers = [str(n)]
+            elif plan.operator == "exists":
+                if not answers and self.tools._allowed is not None:
+                    return self._abstain(plan, calls, "no retrieved event shows it, and the retrieved events "
+                                         "cannot show that it never happened")
+                answers = ["yes" if answers else "no"]
             if answers:
-                if attempt:
-                    note = "reversed direction"
-                return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note,
+                note = "reversed direction: answered the inverse reading" if attempt else plan.anchor_note
+                return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note, reason=note,
                                       evidence=[res.observation])
-        return ReasonerResult(answers=[], plan=plan, calls=calls, note="no events matched")
+            last_obs = (f"no events: {plan.known} ({role}) {res.aligned.get('rel')!r} "
+                        f"in ({window['begin_time']}, {window['end_time']}, {window['type']})")
+        return self._abstain(plan, calls, last_obs or "no events matched")
+
+    def _pair_steps(self, plan: ToolPlan, calls: list[dict[str, Any]]
+                    ) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
+        q = plan.question
+        res = yield from self._call(calls, plan, "Get_time", head=plan.known, rel=plan.relation, tail=plan.other)
+        if not res.aligned:
+            return self._abstain(plan, calls, res.observation)
+        note = ""
+        if not res.rows and self.retry_inverse:
+            res = yield from self._call(calls, plan, "Get_time", head=plan.other, rel=plan.relation, tail=plan.known)
+            note = "reversed direction: answered the inverse reading"
+        rows = res.rows
+        if plan.begin_time != "-inf" or plan.end_time != "inf":
+            lo = np.array([parse_time(r["time"].split("/")[0]).lo for r in rows], dtype=np.int64)
+            hi = np.array([parse_time(r["time"].split("/")[-1]).hi for r in rows], dtype=np.int64)
+            keep = temporal_mask(lo, hi, plan.begin_time, plan.end_time, plan.type) if rows else []
+            rows = [r for r, k in zip(rows, keep) if k]
+        if not rows and plan.operator in ("count", "exists"):
+            doubt = self._relation_doubt(plan, res)
+            if doubt:
+                return self._abstain(plan, calls, doubt)
+        if plan.operator == "count":
+            return ReasonerResult(answers=[str(len(rows))], plan=plan, calls=calls, note=note, reason=note,
+                                  evidence=[res.observation])
+        if plan.operator == "exists":
+            if not rows and self.tools._allowed is not None:
+                return self._abstain(plan, calls, "no retrieved event shows it, and the retrieved events "
+                                     "cannot show that it never happened")
+            return ReasonerResult(answers=["yes" if rows else "no"], plan=plan, calls=calls, note=note,
+                                  reason=note, evidence=[res.observation])
+        gran = Granularity.DAY if q.granularity is None else q.granularity
+        times = sorted({r["time"].split("/")[0] for r in rows}, key=lambda t: parse_time(t).lo)
+        if q.ordinal == "last":
+            times = times[::-1]
+        answers = []
+        for t in times:
+            tp = parse_time(t)
+            a = minutes_to_iso(tp.lo, min(gran, tp.granularity))
+            if a not in answers:
+                answers.append(a)
+        if not answers:
+            return self._abstain(plan, calls, f"no events: {plan.known} {res.aligned.get('rel')!r} {plan.other}"
+                                 + (f" in ({plan.begin_time}, {plan.end_time})" if plan.begin_time != "-inf" else ""))
+        return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note, reason=note,
+                              evidence=[res.observation])
 
     def _drive(self, gen: Generator[dict[str, Any], ToolResult, ReasonerResult]) -> ReasonerResult:
         try:
@@ -296,55 +528,82 @@ class TemporalReasoner:
             while True:
                 call = gen.send(self.tools.call(call["name"], call["arguments"]))
         except StopIteration as stop:
-            return stop.value
+            res = stop.value
+            if not res.evidence_ids and res.calls:
+                res.evidence_ids = list(dict.fromkeys(int(i) for i in self._last_ids))[:200]
+            return res
 
     def execute(self, plan: ToolPlan) -> ReasonerResult:
         """Run a plan with the tools and rank the answers."""
         return self._drive(self.steps(plan))
+
+    def parse(self, question: str) -> TemporalQuestion:
+        """Parse with this KG's time span and the reference date."""
+        return parse_question(question, reference=self.reference, span=self.span)
 
     def _time_problem(self, q: TemporalQuestion) -> str | None:
         """Why the question's times cannot be answered from this graph (``None``: they can)."""
         if q.invalid_times:
             return (f"invalid date(s) in the question: {', '.join(repr(t) for t in q.invalid_times)}; "
                     f"write dates as YYYY, YYYY-MM or YYYY-MM-DD")
-        s = self.tools.store
-        if len(s) == 0 or not q.times:
+        if q.unsupported:
+            return "cannot represent: " + "; ".join(q.unsupported)
+        if self.span is None:
             return None
-        lo, hi = int(s.t_lo.min()), int(s.t_hi.max())
+        lo, hi = self.span
         span = f"{minutes_to_iso(lo, Granularity.DAY)} .. {minutes_to_iso(hi - 1, Granularity.DAY)}"
+        if q.window is not None:
+            b, e = parse_time(q.window[0]), parse_time(q.window[1])
+            w_lo, w_hi = b.lo, (e.hi if not e.is_inf else hi)
+            if w_hi <= lo or w_lo >= hi:
+                return (f"the question's time {q.window_text!r} ({q.window[0]} .. {q.window[1]}"
+                        + (f", reference date {q.reference}" if q.reference else "")
+                        + f") is outside the graph's time span {span}: no records, so the answer is unknown")
+            return None
         for t in q.times:
             p = t.point
             outside = {"before": p.lo <= lo, "after": p.hi >= hi}.get(q.constraint, p.hi <= lo or p.lo >= hi)
             if outside:
                 return (f"the question's time {t.text!r} ({q.constraint}) is outside the graph's time span "
-                        f"{span}: no event can match")
+                        f"{span}: no records, so the answer is unknown")
         return None
 
     def program(self, question: str) -> Generator[dict[str, Any], ToolResult, ReasonerResult]:
         """Parse, check the question's dates, plan, then :meth:`steps` (a generator; see there).
 
         A question with an invalid date, or a time outside the graph's span, returns
-        at once with no answers, ``error`` set and the reason in ``note``.
+        at once with no answers, ``abstained`` set and the reason in ``reason``
+        (``error`` is also set for those two).
         """
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question must be a non-empty string, got {question!r}")
         t0 = time.perf_counter()
-        q = parse_question(question)
+        self._last_ids = []
+        q = self.parse(question)
         problem = self._time_problem(q)
         if problem is not None:
-            return ReasonerResult(answers=[], plan=None, note=problem, error=problem,
-                                  latency_ms=(time.perf_counter() - t0) * 1000)
-        plan = self.plan(q)
+            res = self._abstain(None, [], problem)
+            if q.invalid_times or not q.unsupported:
+                res.error = problem
+            res.latency_ms = (time.perf_counter() - t0) * 1000
+            return res
+        plan, why = self.plan_or_reason(q)
         if plan is None:
-            return ReasonerResult(answers=[], plan=None, note="no program: question form not understood",
-                                  latency_ms=(time.perf_counter() - t0) * 1000)
+            return replace(self._abstain(None, [], f"no program: {why}"),
+                           latency_ms=(time.perf_counter() - t0) * 1000)
         res = yield from self.steps(plan)
+        if q.reference and (res.answers or res.abstained):
+            ref = f"relative dates read against {q.reference}" + (
+                " (the graph's last date)" if self.reference is None else "")
+            res.reason = f"{res.reason}; {ref}" if res.reason else ref
+            res.note = res.reason if not res.note else f"{res.note}; {ref}"
         res.latency_ms = (time.perf_counter() - t0) * 1000
         return res
 
     def answer(self, question: str) -> ReasonerResult:
-        """Parse, plan, execute; never raises on a question it cannot handle (empty answers,
-        with the reason in ``note``; ``error`` is set for invalid or out-of-range dates)."""
+        """Parse, plan, execute; never raises on a question it cannot handle (no answers,
+        ``abstained`` true and the reason in ``reason``; ``error`` is set for invalid or
+        out-of-range dates)."""
         return self._drive(self.program(question))
 
     @staticmethod
@@ -366,4 +625,26 @@ class TemporalReasoner:
 
 
 _QWORDS = {"who", "whom", "which", "what", "when", "in", "on", "before", "after", "with", "to",
-           "could", "can", "did", "was", "the", "at", "during", "from", "by"}
+           "could", "can", "did", "was", "the", "at", "during", "from", "by", "how", "is", "are", "has",
+           "have", "had", "does", "do", "were", "since", "between", "until", "name", "list", "tell", "give",
+           "show", "find", "i", "it", "true", "there", "where", "whose", "and", "or", "of", "a", "an", "any",
+           "anyone", "anybody", "someone", "ever", "times", "many", "often", "against", "for", "about",
+           "toward", "towards", "into", "over", "under", "within", "among", "through", "via", "like",
+           "apart", "other", "except", "besides", "excluding", "prior", "following", "yes", "no"}
+
+
+def _offset_window(t: int, offset: tuple[int, str, str]) -> tuple[str, str, str]:
+    """The window ``offset`` away from minute ``t``: ``(begin, end, type)``."""
+    from chronorag.graphs.question import _shift
+
+    n, unit, direction = offset
+    within = unit.endswith("-within")
+    unit = unit.removesuffix("-within")
+    d0 = _dt.date.fromordinal(t // 1440 + 1)
+    d1 = _shift(d0, n if direction == "after" else -n, unit)
+    g = {"day": Granularity.DAY, "month": Granularity.MONTH, "year": Granularity.YEAR}[unit]
+    if within:
+        a, b = sorted((d0, d1))
+        return a.isoformat(), b.isoformat(), "between"
+    iso = minutes_to_iso((d1.toordinal() - 1) * 1440, g)
+    return iso, iso, "in/on"

@@ -6,6 +6,17 @@
 - ``Get_tail_entity(head, rel, begin_time, end_time, type)``: tails ``head`` did
   ``rel`` to under a temporal condition.
 
+- ``Count_events(rel, head?, tail?, begin_time, end_time, type)``: how many events
+  ``(head, rel, tail)`` (either side may be left open) pass the temporal condition, and
+  over how many distinct entities on the open side.
+- ``Rank_entities(known, known_role, rel, begin_time, end_time, type, exclude, by)``:
+  the entities on the other side of ``known`` ranked by number of events in the window
+  (``by="count"``), or by their first (``"first"``) or last (``"last"``) event, leaving
+  out ``exclude`` (names or phrases, aligned like the others): counting, "most often"
+  and "other than X" in one call.
+
+``Get_head_entity`` and ``Get_tail_entity`` also take ``exclude``.
+
 ``type`` is one of ``"in/on"``, ``"before"``, ``"after"``, ``"between"`` and the
 bounds may be ``"-inf"``/``"inf"`` (semantics in
 :func:`chronorag.graphs.time.temporal_mask`; timestamps and intervals alike).
@@ -63,14 +74,16 @@ from chronorag.workflows.temptool.alignment import (
 )
 
 __all__ = ["TemporalKGTools", "ToolResult", "make_langchain_tools", "TOOL_NAMES", "MAX_OBS_ROWS",
-           "MIN_ALIGNMENT_SCORE", "ORDERS"]
+           "MIN_ALIGNMENT_SCORE", "ORDERS", "RANK_BY"]
 
-TOOL_NAMES = ("Get_time", "Get_head_entity", "Get_tail_entity")
+TOOL_NAMES = ("Get_time", "Get_head_entity", "Get_tail_entity", "Count_events", "Rank_entities")
 #: default number of rows an observation lists (the rest are counted, not shown)
 MAX_OBS_ROWS = 30
 #: reranker score below which an aligned name counts as "no match" (see the module docstring)
 MIN_ALIGNMENT_SCORE = 0.6
 ORDERS = ("earliest", "latest")
+#: how Rank_entities orders entities
+RANK_BY = ("count", "first", "last")
 
 
 class _ArgumentError(ValueError):
@@ -214,7 +227,7 @@ class TemporalKGTools:
         s = self.store
         ents, rels = s.entities, s.relations
         return [{"head": ents[s.subject[i]], "rel": rels[s.relation[i]], "tail": ents[s.object[i]],
-                 "time": s.time_text(int(i))} for i in ids]
+                 "time": s.time_text(int(i)), "id": str(int(i))} for i in ids]
 
     @staticmethod
     def _check_filter(begin_time: str, end_time: str, type: str) -> str:  # noqa: A002
@@ -312,17 +325,35 @@ class TemporalKGTools:
         return self._finish("Get_time", ids, {"head": h.name, "rel": r.name, "tail": t.name}, t0, call, o)
 
     def get_head_entity(self, tail: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
-                        type: str = "in/on", order: str | None = None) -> ToolResult:  # noqa: A002
-        """Events ``(?, rel, tail)`` passing the temporal condition."""
-        return self._filtered("Get_head_entity", "tail", tail, rel, begin_time, end_time, type, order)
+                        type: str = "in/on", order: str | None = None,  # noqa: A002
+                        exclude: list[str] | None = None) -> ToolResult:
+        """Events ``(?, rel, tail)`` passing the temporal condition (heads in ``exclude`` left out)."""
+        return self._filtered("Get_head_entity", "tail", tail, rel, begin_time, end_time, type, order, exclude)
 
     def get_tail_entity(self, head: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
-                        type: str = "in/on", order: str | None = None) -> ToolResult:  # noqa: A002
-        """Events ``(head, rel, ?)`` passing the temporal condition."""
-        return self._filtered("Get_tail_entity", "head", head, rel, begin_time, end_time, type, order)
+                        type: str = "in/on", order: str | None = None,  # noqa: A002
+                        exclude: list[str] | None = None) -> ToolResult:
+        """Events ``(head, rel, ?)`` passing the temporal condition (tails in ``exclude`` left out)."""
+        return self._filtered("Get_tail_entity", "head", head, rel, begin_time, end_time, type, order, exclude)
+
+    def _excluded(self, exclude: Any) -> set[int]:
+        """Entity ids of the ``exclude`` phrases (each must align, else an argument error)."""
+        if exclude is None:
+            return set()
+        if isinstance(exclude, str):
+            exclude = [exclude]
+        if not isinstance(exclude, (list, tuple)) or not all(isinstance(x, str) and x.strip() for x in exclude):
+            raise _ArgumentError(f"exclude must be a list of entity names, got {exclude!r}")
+        out = set()
+        for x in exclude:
+            al = self.align_entity(x)
+            if self.min_score is not None and al.score < self.min_score:
+                raise _ArgumentError(f"exclude entry {x!r} matches no entity (nearest: {al.name!r}, {al.score:.2f})")
+            out.add(al.index)
+        return out
 
     def _filtered(self, tool: str, role: str, known: str, rel: str, begin_time: str, end_time: str,
-                  type: str, order: str | None) -> ToolResult:  # noqa: A002
+                  type: str, order: str | None, exclude: list[str] | None = None) -> ToolResult:  # noqa: A002
         """Shared body of the two entity tools; ``role`` is the known entity's side."""
         t0 = time.perf_counter()
         call = (f"{tool}({role}={known!r}, rel={rel!r}, begin_time={begin_time!r}, "
@@ -331,6 +362,7 @@ class TemporalKGTools:
             self._check_text(**{role: known, "rel": rel})
             kind = self._check_filter(begin_time, end_time, type)
             o = self._check_order(order, kind)
+            drop = self._excluded(exclude)
         except _ArgumentError as exc:
             return self._error(tool, exc, t0)
         try:
@@ -340,8 +372,108 @@ class TemporalKGTools:
         except _NoMatch as nm:
             return self._no_match(tool, nm, call, t0)
         side = {"subject": e.name} if role == "head" else {"object": e.name}
-        ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
-        return self._finish(tool, ids, {role: e.name, "rel": r.name}, t0, call, o)
+        try:
+            ids = self.store.query(relation=r.name, begin_time=begin_time, end_time=end_time, type=kind, **side)
+        except ChronoRAGError as exc:  # a window that ends before it begins
+            return self._error(tool, exc, t0)
+        aligned = {role: e.name, "rel": r.name}
+        if drop:
+            other = self.store.object if role == "head" else self.store.subject
+            ids = ids[~np.isin(other[ids], np.fromiter(drop, dtype=np.int64))]
+            aligned["exclude"] = ", ".join(sorted(self.store.entities[i] for i in drop))
+        return self._finish(tool, ids, aligned, t0, call, o)
+
+    # ------------------------------------------------------- aggregate tools
+    def count_events(self, rel: str, head: str | None = None, tail: str | None = None,
+                     begin_time: str = "-inf", end_time: str = "inf", type: str = "in/on") -> ToolResult:  # noqa: A002
+        """How many events ``(head, rel, tail)`` pass the window (an open side counts every entity).
+
+        The observation gives the event count and the number of distinct entities on
+        the open side; ``rows`` holds every matching event.
+        """
+        t0 = time.perf_counter()
+        call = (f"Count_events(head={head!r}, rel={rel!r}, tail={tail!r}, begin_time={begin_time!r}, "
+                f"end_time={end_time!r}, type={type!r})")
+        try:
+            self._check_text(rel=rel)
+            if head is None and tail is None:
+                raise _ArgumentError("give head, tail or both")
+            for name, v in (("head", head), ("tail", tail)):
+                if v is not None:
+                    self._check_text(**{name: v})
+            kind = self._check_filter(begin_time, end_time, type)
+        except _ArgumentError as exc:
+            return self._error("Count_events", exc, t0)
+        try:
+            self._prefetch(tuple(x for x in (head, tail) if x is not None), rel)
+            h = self._usable("head", self.align_entity(head)) if head is not None else None
+            t = self._usable("tail", self.align_entity(tail)) if tail is not None else None
+            r = self._usable("rel", self.align_relation(rel, head=h.index if h else None,
+                                                        tail=t.index if t else None))
+        except _NoMatch as nm:
+            return self._no_match("Count_events", nm, call, t0)
+        try:
+            ids = self.store.query(subject=h.name if h else None, relation=r.name, object=t.name if t else None,
+                                   begin_time=begin_time, end_time=end_time, type=kind)
+        except ChronoRAGError as exc:
+            return self._error("Count_events", exc, t0)
+        if self._allowed is not None:
+            ids = ids[np.isin(ids, self._allowed)]
+        aligned = {k: v for k, v in (("head", h.name if h else None), ("rel", r.name),
+                                     ("tail", t.name if t else None)) if v is not None}
+        rows = self._rows(ids)
+        open_side = "tail" if t is None else "head" if h is None else None
+        distinct = len({r_[open_side] for r_ in rows}) if open_side else None
+        al = ", ".join(f"{k}={v!r}" for k, v in aligned.items())
+        obs = f"{call} aligned to {al}: {len(rows)} event(s)"
+        if distinct is not None:
+            obs += f" with {distinct} distinct {open_side} entit{'y' if distinct == 1 else 'ies'}"
+        return ToolResult(tool="Count_events", observation=obs + ".", rows=rows, aligned=aligned,
+                          latency_ms=(time.perf_counter() - t0) * 1000)
+
+    def rank_entities(self, known: str, known_role: str, rel: str, begin_time: str = "-inf",
+                      end_time: str = "inf", type: str = "in/on",  # noqa: A002
+                      exclude: list[str] | None = None, by: str = "count") -> ToolResult:
+        """Entities on the other side of ``known`` ranked by event count, first or last event.
+
+        ``known_role`` is ``"head"`` or ``"tail"`` (the known entity's side); ``exclude``
+        leaves entities out. The observation lists ``name: n events, first .., last ..``
+        best first; ``rows`` holds every matching event.
+        """
+        t0 = time.perf_counter()
+        call = (f"Rank_entities(known={known!r}, known_role={known_role!r}, rel={rel!r}, begin_time={begin_time!r}, "
+                f"end_time={end_time!r}, type={type!r}, exclude={exclude!r}, by={by!r})")
+        if known_role not in ("head", "tail"):
+            return self._error("Rank_entities", _ArgumentError(f"known_role must be 'head' or 'tail', got {known_role!r}"), t0)
+        if by not in RANK_BY:
+            return self._error("Rank_entities", _ArgumentError(f"by must be one of {RANK_BY}, got {by!r}"), t0)
+        tool = "Get_tail_entity" if known_role == "head" else "Get_head_entity"
+        res = self._filtered(tool, known_role, known, rel, begin_time, end_time, type, None, exclude)
+        if res.error is not None or not res.aligned:
+            return ToolResult(tool="Rank_entities", observation=res.observation.replace(tool, "Rank_entities", 1),
+                              error=res.error, latency_ms=(time.perf_counter() - t0) * 1000)
+        other = "tail" if known_role == "head" else "head"
+        stats: dict[str, list[Any]] = {}
+        for r_ in res.rows:
+            t = r_["time"].split("/")[0]
+            lo = parse_time(t).lo
+            st = stats.setdefault(r_[other], [0, lo, t, lo, t])
+            st[0] += 1
+            if lo < st[1]:
+                st[1], st[2] = lo, t
+            if lo > st[3]:
+                st[3], st[4] = lo, t
+        key = {"count": lambda n: (-stats[n][0], stats[n][1], n), "first": lambda n: (stats[n][1], -stats[n][0], n),
+               "last": lambda n: (-stats[n][3], -stats[n][0], n)}[by]
+        ranked = sorted(stats, key=key)
+        al = ", ".join(f"{k}={v!r}" for k, v in res.aligned.items())
+        lines = [f"{n}: {stats[n][0]} event(s), first {stats[n][2]}, last {stats[n][4]}"
+                 for n in ranked[: self.max_obs_rows]]
+        more = f"\n... {len(ranked) - self.max_obs_rows} more entities" if len(ranked) > self.max_obs_rows else ""
+        obs = (f"{call} aligned to {al}: {len(ranked)} {other} entit{'y' if len(ranked) == 1 else 'ies'} "
+               f"by {by}\n" + "\n".join(lines) + more) if ranked else f"No results found for {call} (aligned to {al})."
+        return ToolResult(tool="Rank_entities", observation=obs, rows=res.rows, aligned=res.aligned,
+                          latency_ms=(time.perf_counter() - t0) * 1000)
 
     def call(self, name: str, args: Any) -> ToolResult:
         """Dispatch a tool call by name (as the agent does).
@@ -351,7 +483,8 @@ class TemporalKGTools:
         argument names give a result with ``error`` set (never an exception).
         """
         fn = {"Get_time": self.get_time, "Get_head_entity": self.get_head_entity,
-              "Get_tail_entity": self.get_tail_entity}.get(name)
+              "Get_tail_entity": self.get_tail_entity, "Count_events": self.count_events,
+              "Rank_entities": self.rank_entities}.get(name)
         if fn is None:
             return ToolResult(tool=str(name), observation=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
                               error="unknown tool")
@@ -393,7 +526,7 @@ def _json_args(text: str) -> Any:
 
 
 def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
-    """The three tools as LangChain ``StructuredTool``s (sync and async).
+    """The tools as LangChain ``StructuredTool``s (sync and async).
 
     Each returns ``(observation, rows)`` with ``response_format="content_and_artifact"``,
     so the ``ToolMessage`` content is the readable observation and its artifact the rows.
@@ -422,15 +555,37 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
         "end_time": (str, Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")),
         "type": (Kind, Field("in/on", description="temporal condition")),
         "order": (Order | None, forder),
+        "exclude": (list[str] | None, Field(None, description="entities to leave out of the answers")),
     }
     GetHeadArgs = create_model(  # noqa: N806 - a class
         "GetHeadArgs", tail=(str, Field(description="the known object entity")), **window)
     GetTailArgs = create_model(  # noqa: N806 - a class
         "GetTailArgs", head=(str, Field(description="the known subject entity")), **window)
 
+    Role = Literal["head", "tail"]  # noqa: N806 - a type
+    By = Literal["count", "first", "last"]  # noqa: N806 - a type
+
+    class CountArgs(BaseModel):
+        rel: str = Field(description="relation phrase")
+        head: str | None = Field(None, description="subject entity (leave out to count every subject)")
+        tail: str | None = Field(None, description="object entity (leave out to count every object)")
+        begin_time: str = Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")
+        end_time: str = Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")
+        type: Kind = Field("in/on", description="temporal condition")  # type: ignore[valid-type]
+
+    class RankArgs(BaseModel):
+        known: str = Field(description="the known entity")
+        known_role: Role = Field(description="the known entity's side: 'head' (subject) or 'tail' (object)")  # type: ignore[valid-type]
+        rel: str = Field(description="relation phrase")
+        begin_time: str = Field("-inf", description="window start: YYYY[-MM[-DD]] or '-inf'")
+        end_time: str = Field("inf", description="window end: YYYY[-MM[-DD]] or 'inf'")
+        type: Kind = Field("in/on", description="temporal condition")  # type: ignore[valid-type]
+        exclude: list[str] | None = Field(None, description="entities to leave out")
+        by: By = Field("count", description="rank by number of events, first event or last event")  # type: ignore[valid-type]
+
     def wrap(name: str) -> tuple[Any, Any]:
         def run(**kwargs: Any) -> tuple[str, list[dict[str, str]]]:
-            kwargs = {k: v for k, v in kwargs.items() if not (k == "order" and v is None)}
+            kwargs = {k: v for k, v in kwargs.items() if not (k in ("order", "exclude") and v is None)}
             res = tools.call(name, kwargs)
             if res.error is not None:
                 raise ToolException(res.observation)
@@ -449,6 +604,11 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
          "Find head entities that had the relation with a known tail under a time condition."),
         ("Get_tail_entity", GetTailArgs,
          "Find tail entities a known head had the relation with under a time condition."),
+        ("Count_events", CountArgs,
+         "Count the events of a relation (head, tail or both given) under a time condition."),
+        ("Rank_entities", RankArgs,
+         "Rank the entities related to a known entity by number of events (or first/last event) in a "
+         "time window, leaving out excluded entities: for 'how many', 'most often' and 'other than'."),
     ]
     out = []
     for name, schema, desc in specs:

@@ -1,0 +1,227 @@
+"""One question understanding for the no-LLM paths: operators, calendar windows, linking, abstention."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chronorag.graphs.linking import EntityLinker, link_key
+from chronorag.graphs.question import parse_question
+from chronorag.graphs.time import parse_time
+
+SPAN_2014 = (parse_time("2014-01-01").lo, parse_time("2015-01-01").lo)
+SPAN_3Y = (parse_time("2018-01-01").lo, parse_time("2021-01-01").lo)
+
+
+# ------------------------------------------------------------------ parser: operators
+@pytest.mark.parametrize("text,op,exclude", [
+    ("Which country other than China did Kenya criticize most often in 2014?", "most_frequent", ["China"]),
+    ("Apart from Hamas, who did Israel accuse?", "select", ["Hamas"]),
+    ("Who did Japan praise in 2014 besides China and Russia?", "select", ["China", "Russia"]),
+    ("How many times did Kenya visit Chile in 2014?", "count", []),
+    ("How often did Kenya visit Chile?", "count", []),
+    ("Did Kenya visit Chile in 2014?", "exists", []),
+    ("Is it true that Japan praised China in March 2014?", "exists", []),
+    ("Who visited Chile in 2014?", "select", []),
+])
+def test_operators(text, op, exclude):
+    q = parse_question(text, span=SPAN_2014)
+    assert q.operator == op and q.exclude == exclude
+    assert "other than" not in q.main and "apart" not in q.main.lower()
+
+
+def test_count_distinct_and_exclusion_clause():
+    q = parse_question("How many countries did Kenya visit in 2014?")
+    assert q.operator == "count" and q.count_distinct and "countries" not in q.main
+    q = parse_question("Who, other than Activist (United States), did Colombia praise?")
+    assert q.exclude == ["Activist (United States)"] and q.main.startswith("Who did Colombia")
+
+
+# ------------------------------------------------------------------ parser: calendar
+@pytest.mark.parametrize("text,window", [
+    ("Who did Kenya visit in the second half of 2014?", ("2014-07", "2014-12", "between")),
+    ("Who did Kenya visit in the first half of 2014?", ("2014-01", "2014-06", "between")),
+    ("Who did Kenya visit in Q3 2014?", ("2014-07", "2014-09", "between")),
+    ("Who did Kenya visit in the last quarter of 2014?", ("2014-10", "2014-12", "between")),
+    ("Who did Kenya visit between March and May 2014?", ("2014-03", "2014-05", "between")),
+    ("Who did Kenya visit from March to May 2014?", ("2014-03", "2014-05", "between")),
+    ("Who has Kenya visited since March 2014?", ("2014-03", "inf", "between")),
+    ("Who did Kenya visit on 13/04/2014?", ("2014-04-13", "2014-04-13", "in/on")),
+    ("Who did Kenya visit on 3 April?", ("2014-04-03", "2014-04-03", "in/on")),
+])
+def test_calendar_windows(text, window):
+    q = parse_question(text, span=SPAN_2014)
+    assert q.window == window and not q.unsupported
+    assert q.ordinal is None  # "last quarter" is not the ordinal "last"
+
+
+def test_relative_dates_use_the_reference_date():
+    q = parse_question("Who did Kenya visit last year?", span=SPAN_2014)
+    assert q.window == ("2013", "2013", "in/on") and q.reference == "2014-12-31" and q.ordinal is None
+    q = parse_question("Who did Kenya visit last month?", reference="2014-06-15")
+    assert q.window == ("2014-05", "2014-05", "in/on") and q.reference == "2014-06-15"
+    q = parse_question("Who did Kenya visit in the past two weeks?", reference="2014-06-15")
+    assert q.window == ("2014-06-01", "2014-06-15", "between")
+    q = parse_question("Who did Kenya visit three days ago?", reference="2014-06-15")
+    assert q.window == ("2014-06-12", "2014-06-12", "in/on")
+    q = parse_question("Who did Kenya visit last year?")  # no reference, no span: reported
+    assert q.window is None and "reference date" in q.unsupported[0]
+    with pytest.raises(ValueError, match="reference date"):
+        parse_question("Who did Kenya visit?", reference="yesterday-ish")
+
+
+def test_unrepresentable_dates_are_reported():
+    q = parse_question("Who did Kenya visit on 03/04/2014?", span=SPAN_2014)
+    assert q.window is None and "ambiguous date" in q.unsupported[0] and "2014-03-04" in q.unsupported[0]
+    q = parse_question("Who did Kenya visit on 3 April?", span=SPAN_3Y)  # three years have it
+    assert q.window is None and "3 years" in q.unsupported[0]
+    q = parse_question("Who did Kenya visit on 3 April?")
+    assert "date without a year" in q.unsupported[0]
+    q = parse_question("Who did Kenya visit in 2014 around 17:30?", span=SPAN_2014)
+    assert any("17:30" in u for u in q.unsupported)
+
+
+def test_offsets_and_passive():
+    q = parse_question("Who did Kenya visit two weeks after Chile?")
+    assert q.offset == (14, "day", "after") and q.anchor == "Chile" and q.constraint == "after"
+    q = parse_question("Who did Kenya visit within 3 months after Chile?")
+    assert q.offset == (3, "month-within", "after")
+    assert parse_question("By whom was Kenya criticized first?").passive
+
+
+# ------------------------------------------------------------------ linking
+NAMES = ["Angela Merkel", "François Hollande", "Emmanuel Eweta Uduaghan", "Police (Nigeria)", "Police (Niger)",
+         "Barack Obama", "Japan"]
+
+
+def test_entity_linker_typos_case_and_margin():
+    lk = EntityLinker(NAMES)
+    assert link_key("François  Hollande!") == "francois hollande"
+    assert lk.link("angela merkel").name == "Angela Merkel"
+    hol = lk.link("Francois Holande")
+    assert hol.name == "François Hollande" and hol.score > 0.9
+    mac = lk.link("Emmanuel Macron")
+    assert mac.name is None and "not in the KG" in mac.reason and "closest" in mac.reason
+    amb = lk.link("Police Nigera")  # one typo away from both
+    assert amb.name is None and "ambiguous" in amb.reason and "Police (Niger" in amb.reason
+    with pytest.raises(ValueError):
+        lk.link("  ")
+    with pytest.raises(ValueError):
+        EntityLinker([])
+
+
+# ------------------------------------------------------------------ a KG with other relation names
+BUSINESS = """Acme Robotics\tacquired\tBorealis Foods\t2018-03-05
+Acme Robotics\tacquired\tCobalt Systems\t2019-08-01
+Acme Robotics\tacquired\tDunmore Bank\t2019-11-20
+Acme Robotics\tappointed_ceo\tAlice Moreau\t2018-01-10
+Acme Robotics\tappointed_ceo\tBruno Castellanos\t2020-02-02
+Cobalt Systems\tsued\tAcme Robotics\t2019-02-14
+Dunmore Bank\tsued\tAcme Robotics\t2019-09-09
+Dunmore Bank\tsued\tAcme Robotics\t2019-10-01
+Evergreen Energy\tsued\tCobalt Systems\t2020-06-30
+Competition Authority\tfined\tAcme Robotics\t2019-12-01
+"""
+
+
+@pytest.fixture(scope="module")
+def business(tmp_path_factory, minilm):
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    d = tmp_path_factory.mktemp("biz")
+    (d / "kg.tsv").write_text(BUSINESS)
+    idx = build_event_index(read_events(d / "kg.tsv", progress=False), d / "idx", encoder=minilm, progress=False)
+    return TemporalReasoner(TemporalKGTools(idx)), d / "idx"
+
+
+@pytest.mark.parametrize("question,answers", [
+    ("Which companies did Acme Robotics acquire in 2019?", ["Cobalt Systems", "Dunmore Bank"]),
+    ("Who did acme robotics acquire first?", ["Borealis Foods"]),
+    ("Who did Acme Robotix appoint as CEO most recently?", ["Bruno Castellanos"]),
+    ("Who sued Acme Robotics most often?", ["Dunmore Bank"]),
+    ("By whom was Acme Robotics sued first?", ["Cobalt Systems"]),
+    ("How many times did Dunmore Bank sue Acme Robotics in 2019?", ["2"]),
+    ("How many companies sued Acme Robotics in the second half of 2019?", ["1"]),
+    ("Did Dunmore Bank sue Acme Robotics in 2019?", ["yes"]),
+    ("Did Evergreen Energy sue Acme Robotics in 2019?", ["no"]),
+    ("Apart from Cobalt Systems, who did Acme Robotics acquire in 2019?", ["Dunmore Bank"]),
+    ("Who did Acme Robotics acquire since September 2019?", ["Dunmore Bank"]),
+    ("When did Acme Robotics acquire Cobalt Systems?", ["2019-08-01"]),
+])
+def test_reasoner_on_other_relation_names(business, question, answers):
+    res = business[0].answer(question)
+    assert not res.abstained and res.answers[: len(answers)] == answers, (res.reason, res.plan)
+
+
+@pytest.mark.parametrize("question,why", [
+    ("Who did Emmanuel Macron acquire in 2019?", "not in the KG"),
+    ("Who did Acme Robotics acquire in 2024?", "outside the graph's time span"),
+    ("Who did Acme Robotics acquire last year?", "2019"),  # reference: the KG's last date (2020)
+    ("Who did Acme Robotics acquire on 03/04/2019?", "ambiguous date"),
+    ("Who did Acme Robotics acquire on 1 August?", "date without a year"),
+    ("Who did Acme Robotics acquire in the first half of 2020?", "no events"),
+])
+def test_reasoner_abstains_with_a_reason(business, question, why):
+    res = business[0].answer(question)
+    if why == "2019":  # answered, and the reference date is stated
+        assert res.answers == ["Cobalt Systems", "Dunmore Bank"] or set(res.answers) == {"Cobalt Systems", "Dunmore Bank"}
+        assert "relative dates read against 2020-06-30" in res.reason
+        return
+    assert res.abstained and res.answers == [] and why in res.reason
+
+
+def test_no_silent_inverse_reading(business):
+    r = business[0]
+    res = r.answer("Who did Borealis Foods acquire?")  # only (Acme, acquired, Borealis) exists
+    assert res.abstained and res.answers == [] and "no events" in res.reason
+
+
+def test_count_and_rank_tools(business):
+    tools = business[0].tools
+    res = tools.call("Count_events", {"rel": "sued", "tail": "Acme Robotics", "begin_time": "2019", "end_time": "2019"})
+    assert res.error is None and len(res.rows) == 3 and "3 event(s) with 2 distinct head entities" in res.observation
+    res = tools.call("Rank_entities", {"known": "Acme Robotics", "known_role": "tail", "rel": "sued",
+                                       "exclude": ["Dunmore Bank"]})
+    assert [ln.split(":")[0] for ln in res.observation.splitlines()[1:]] == ["Cobalt Systems"]
+    bad = tools.call("Rank_entities", {"known": "Acme Robotics", "known_role": "side", "rel": "sued"})
+    assert bad.error and "known_role" in bad.error
+    bad = tools.call("Get_head_entity", {"tail": "Acme Robotics", "rel": "sued", "exclude": ["Zorglub Inc"]})
+    assert bad.error and "exclude entry 'Zorglub Inc'" in bad.error
+
+
+def test_new_tools_in_langchain_schemas(business):
+    from langchain_core.messages import ToolMessage
+
+    from chronorag.workflows.temptool.tools import make_langchain_tools
+
+    lc = {t.name: t for t in make_langchain_tools(business[0].tools)}
+    assert {"Count_events", "Rank_entities"} <= set(lc)
+    schema = lc["Rank_entities"].args_schema.model_json_schema()
+    assert schema["properties"]["by"]["enum"] == ["count", "first", "last"]
+    assert schema["properties"]["known_role"]["enum"] == ["head", "tail"]
+    assert "exclude" in lc["Get_head_entity"].args_schema.model_json_schema()["properties"]
+    msg = lc["Rank_entities"].invoke({"type": "tool_call", "id": "1", "name": "Rank_entities",
+                                      "args": {"known": "Acme Robotics", "known_role": "tail", "rel": "sued",
+                                               "begin_time": "2019", "end_time": "2018", "type": "between"}})
+    assert isinstance(msg, ToolMessage) and msg.status == "error"
+
+
+def test_ask_questions_file(business, tmp_path, capsys):
+    from chronorag.cli import main
+
+    f = tmp_path / "q.jsonl"
+    f.write_text(json.dumps({"question": "Who did Acme Robotics acquire first?"}) + "\n\n{oops\n"
+                 + json.dumps({"question": "x" * 2001}) + "\n"
+                 + json.dumps({"question": "Did Dunmore Bank sue Acme Robotics in 2019?"}) + "\n")
+    rc = main(["ask", str(business[1]), "--questions", str(f), "--json", "--method", "tools"])
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rc == 2 and len(out) == 5
+    assert out[0]["answers"][0] == "Borealis Foods" and out[0]["abstained"] is False and out[0]["evidence_ids"]
+    assert f"{f}:2: empty line" in out[1]["error"] and f"{f}:3: not JSON" in out[2]["error"]
+    assert f"{f}:4:" in out[3]["error"] and "2000" in out[3]["error"]
+    assert out[4]["answers"] == ["yes"] and set(out[4]) >= {"question", "method", "answers", "abstained", "reason",
+                                                             "evidence_ids"}
