@@ -228,19 +228,20 @@ def _cpu_has_bf16() -> bool:
     return False
 
 
-RUNTIMES = ("openvino", "onnxruntime")
+RUNTIMES = ("auto", "openvino", "onnxruntime")
 
 
 def _pick_runtime(runtime: str | None) -> str:
-    """``runtime``, else ``$CHRONORAG_ONNX_RUNTIME``, else OpenVINO when installed, else ONNX Runtime."""
-    want = runtime or os.environ.get("CHRONORAG_ONNX_RUNTIME") or None
-    if want is not None:
-        if want not in RUNTIMES:
-            raise ValueError(f"unknown ONNX runtime {want!r}; expected one of {RUNTIMES}")
-        return want
-    import importlib.util
+    """``runtime``, else ``$CHRONORAG_ONNX_RUNTIME``, else ``"auto"`` (validated)."""
+    want = runtime or os.environ.get("CHRONORAG_ONNX_RUNTIME") or "auto"
+    if want not in RUNTIMES:
+        raise ValueError(f"unknown ONNX runtime {want!r}; expected one of {RUNTIMES}")
+    if want == "auto":
+        import importlib.util
 
-    return "openvino" if importlib.util.find_spec("openvino") is not None else "onnxruntime"
+        if importlib.util.find_spec("openvino") is None:
+            return "onnxruntime"
+    return want
 
 
 class _OrtRunner:
@@ -276,8 +277,7 @@ class _OpenVinoRunner:
         if prec not in ("bf16", "f32"):
             raise ValueError(f"precision must be 'bf16' or 'f32', got {prec!r}")
         core = ov.Core()
-        cfg = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": prec,
-               "CACHE_DIR": str(onnx_file.parent / "openvino-cache")}
+        cfg = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": prec}
         self._model = core.compile_model(str(onnx_file), "CPU", cfg)
         self._req = self._model.create_infer_request()
         self._out = self._model.output(0)
@@ -298,9 +298,13 @@ class OnnxMiniLMEncoder:
     onnx_dir : path-like, optional
         Where the ONNX graph is cached; defaults to :func:`default_onnx_dir`. Written
         once (a few seconds), read on later runs.
-    runtime : {"openvino", "onnxruntime"}, optional
-        Which engine runs the graph. Default: ``$CHRONORAG_ONNX_RUNTIME``, else OpenVINO
-        when installed (extra ``openvino``), else ONNX Runtime (a base dependency).
+    runtime : {"auto", "openvino", "onnxruntime"}, optional
+        Which engine runs the graph (default ``$CHRONORAG_ONNX_RUNTIME``, else ``"auto"``).
+        ``"auto"``: ONNX Runtime (a base dependency; loads in about a second, answers one
+        query in milliseconds) for calls of fewer than ``bulk_min`` texts, and OpenVINO
+        (extra ``openvino``; a few seconds to compile, then about 3x the throughput in
+        bf16) for larger calls, loaded on the first one; ONNX Runtime only when OpenVINO
+        is not installed. ``"onnxruntime"`` computes every vector in fp32.
     precision : {"bf16", "f32"}, optional
         OpenVINO only: ``bf16`` matrix products (fp32 accumulation) are the default on a
         CPU with AMX or AVX-512 BF16, about 3x the fp32 throughput with cosine > 0.9999
@@ -311,6 +315,8 @@ class OnnxMiniLMEncoder:
         Token budget of one batch (rows x padded length).
     max_batch : int
         At most this many texts per batch.
+    bulk_min : int
+        With ``runtime="auto"``, calls of at least this many texts go to OpenVINO.
 
     Notes
     -----
@@ -323,7 +329,7 @@ class OnnxMiniLMEncoder:
         self, model_path: str | os.PathLike[str] | None = None, *,
         onnx_dir: str | os.PathLike[str] | None = None, runtime: str | None = None,
         precision: str | None = None, threads: int | None = None,
-        max_tokens: int = 8192, max_batch: int = 256,
+        max_tokens: int = 8192, max_batch: int = 256, bulk_min: int = 512,
     ) -> None:
         if max_tokens < 1 or max_batch < 1:
             raise ValueError(f"max_tokens and max_batch must be >= 1, got {max_tokens}, {max_batch}")
@@ -357,6 +363,9 @@ class OnnxMiniLMEncoder:
         threads = max(1, int(threads))
         self._run: Any = (_OpenVinoRunner(onnx_file, threads, precision) if rt == "openvino"
                           else _OrtRunner(onnx_file, threads))
+        self._bulk: Any = None  # the OpenVINO runner of runtime="auto", made on the first large call
+        self._threads, self._precision = threads, precision
+        self.bulk_min = bulk_min
         self.onnx_file = onnx_file
         self.runtime = rt
         self.precision = self._run.precision
@@ -373,6 +382,11 @@ class OnnxMiniLMEncoder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
+        run = self._run
+        if self.runtime == "auto" and len(texts) >= self.bulk_min:
+            if self._bulk is None:
+                self._bulk = _OpenVinoRunner(self.onnx_file, self._threads, self._precision)
+            run = self._bulk
         ids = [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=True)]
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(lengths, kind="stable")
@@ -390,7 +404,7 @@ class OnnxMiniLMEncoder:
                 seq = ids[k]
                 input_ids[r, : len(seq)] = seq
                 mask[r, : len(seq)] = 1
-            emb = self._run(input_ids, mask)
+            emb = run(input_ids, mask)
             # renormalise: bf16 products leave rows a hair off unit length
             norms = np.linalg.norm(emb, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
