@@ -638,12 +638,10 @@ def as_encoder(obj: Any = None) -> Encoder:
         Any other object, naming its type.
     """
     if obj is None:
-        try:
-            from llama_index.core import Settings
+        import sys
 
-            obj = getattr(Settings, "_embed_model", None)
-        except ImportError:  # pragma: no cover
-            obj = None
+        core = sys.modules.get("llama_index.core")  # not imported: nobody set Settings.embed_model
+        obj = getattr(core.Settings, "_embed_model", None) if core is not None else None
         if obj is None or type(obj).__name__ == "MockEmbedding":
             return make_encoder("minilm")
     if isinstance(obj, str):

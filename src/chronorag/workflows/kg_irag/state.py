@@ -9,10 +9,9 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-__all__ = ["KGIRAGContext", "KGIRAGInput", "KGIRAGOutput", "KGIRAGState", "METHODS"]
+from chronorag.workflows.kg_irag.names import METHODS
 
-#: the full loop and the paper's baseline and ablations
-METHODS = ("kg-irag", "single-pass", "limited", "no-check")
+__all__ = ["KGIRAGContext", "KGIRAGInput", "KGIRAGOutput", "KGIRAGState", "METHODS"]
 
 
 @dataclass
