@@ -13,12 +13,12 @@ import pytest
 
 HEAVY = ("torch", "sentence_transformers", "llama_index.core", "langgraph", "langchain_core", "spacy")
 
-PROBE = """
+PROBE = f"""
 import json, sys
 from chronorag.cli import main
 rc = main(sys.argv[1:])
-print(json.dumps({"rc": rc, "loaded": [m for m in %r if m in sys.modules]}), file=sys.stderr)
-""" % (HEAVY,)
+print(json.dumps({{"rc": rc, "loaded": [m for m in {HEAVY!r} if m in sys.modules]}}), file=sys.stderr)
+"""
 
 
 @pytest.mark.parametrize("method", ["tools", "dense"])
