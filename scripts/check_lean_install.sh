@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # A lean install answers with the default encoder and without torch.
 #
-# Makes a fresh venv (python -m venv), pip-installs this checkout with only the `cpu` extra
-# (faiss-cpu; the default MiniLM encoder is a base dependency running on ONNX Runtime), checks
+# Makes a fresh venv (python -m venv), pip-installs this checkout with no extra (faiss-cpu and
+# the default MiniLM encoder on ONNX Runtime are base dependencies), checks
 # that torch, sentence-transformers, spaCy and OpenVINO are absent, ingests the test fixture KG
 # with the default encoder, answers a question with `chronorag ask --method dense`, and prints
 # the venv's size. Needs the package index (pip); nothing downloads at run time.
-#   bash scripts/check_lean_install.sh [EXTRAS]     (EXTRAS default: cpu)
+#   bash scripts/check_lean_install.sh [EXTRAS]     (EXTRAS default: none)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
-EXTRAS="${1:-cpu}"
+EXTRAS="${1:-}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/chronorag-lean.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q --upgrade pip
-"$WORK/venv/bin/python" -m pip install -q "$ROOT[$EXTRAS]"
+"$WORK/venv/bin/python" -m pip install -q "$ROOT${EXTRAS:+[$EXTRAS]}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 CHRONORAG_HOME="$WORK/home"
 cd "$WORK"  # not the checkout: the installed package must answer on its own
 "$WORK/venv/bin/python" - <<'PY'
