@@ -63,8 +63,9 @@ def closure(reqs: list[str], extras: tuple[str, ...] = ()) -> tuple[set[str], se
 
 
 def main() -> None:
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     proj = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
     base, base_missing = closure(proj["dependencies"])
