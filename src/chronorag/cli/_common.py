@@ -22,13 +22,15 @@ def set_offline_env() -> None:
     for k, v in OFFLINE_ENV.items():
         os.environ.setdefault(k, v)
     if "TIKTOKEN_CACHE_DIR" not in os.environ:
-        try:
-            import llama_index.core
+        import importlib.util
 
-            cache = Path(llama_index.core.__file__).parent / "_static" / "tiktoken_cache"
+        try:  # located without importing llama_index.core (seconds), so `ask` starts fast
+            spec = importlib.util.find_spec("llama_index.core")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            cache = Path(next(iter(spec.submodule_search_locations))) / "_static" / "tiktoken_cache"
             os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-        except ImportError:
-            pass
 
 
 def bundled_sample_path() -> Path:

@@ -111,7 +111,7 @@ def _cmd_kg_irag_eval(args: argparse.Namespace) -> int:
 
 
 def _add_kg_irag(sub: Any) -> None:
-    from chronorag.workflows.kg_irag.state import METHODS as KG_METHODS
+    from chronorag.workflows.kg_irag.names import METHODS as KG_METHODS
 
     def src(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--source", default="nyc-weather",

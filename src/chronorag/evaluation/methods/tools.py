@@ -23,7 +23,6 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
-    from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
     chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
@@ -46,6 +45,7 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
         return method
 
     from chronorag.workflows.temptool.graph import build_graph
+    from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
 
     graph = build_graph(str(index_dir), llm=chat, protocol=protocol or "auto", max_tool_calls=max_tool_calls,
                         deadline_s=deadline_s or DEFAULT_DEADLINE_S)

@@ -6,6 +6,7 @@ returns a :class:`ChatLLM`; an unknown object is an error, never a silent switch
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
 from chronorag.errors import LLMError
@@ -250,11 +251,10 @@ def _unknown_llm_message(obj: Any) -> str:
 
 def _settings_llm() -> Any:
     """LlamaIndex's ``Settings.llm`` when the user set one (never the lazy OpenAI default)."""
-    try:
-        from llama_index.core import Settings
-    except ImportError:  # pragma: no cover
+    core = sys.modules.get("llama_index.core")
+    if core is None:  # not imported, so nobody set Settings.llm: skip the seconds-long import
         return None
-    return getattr(Settings, "_llm", None)
+    return getattr(core.Settings, "_llm", None)
 
 
 @overload

@@ -17,7 +17,7 @@ __all__ = ["METHODS", "KGIRAGContext", "ReferenceLabeller", "build_graph", "gene
            "parse_question"]
 
 _LAZY = {
-    "METHODS": "state", "KGIRAGContext": "state", "ReferenceLabeller": "reference", "build_graph": "graph",
+    "METHODS": "names", "KGIRAGContext": "state", "ReferenceLabeller": "reference", "build_graph": "graph",
     "generate_questions": "questions", "parse_question": "planner",
 }
 

@@ -10,11 +10,9 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from chronorag.workflows.common import check, describe, graph_context
+from chronorag.workflows.kg_irag.names import METHODS
 
 __all__ = ["KGIRAGContext", "KGIRAGInput", "KGIRAGOutput", "KGIRAGState", "METHODS"]
-
-#: the full loop and the paper's baseline and ablations
-METHODS = ("kg-irag", "single-pass", "limited", "no-check")
 
 
 @graph_context

