@@ -218,14 +218,14 @@ class LocalLLMServer:
         """Start the server and wait until it answers."""
         if self.proc is not None and self.proc.poll() is None:
             return self
+        if self.port is not None and not _port_free(self.port):
+            raise LLMError(f"port {self.port} on 127.0.0.1 is already in use; pass another --port "
+                           "(or stop the process that holds it)")
         why = local_llm_available(self.model)
         if why is not None:
             raise MissingExtraError(why)
         if self.port is None:
             self.port = _free_port()
-        elif not _port_free(self.port):
-            raise LLMError(f"port {self.port} on 127.0.0.1 is already in use; pass another --port "
-                           "(or stop the process that holds it)")
         path = model_path(self.model)
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix=f"chronorag-llm-{self.model}-", suffix=".log")
