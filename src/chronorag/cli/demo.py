@@ -171,10 +171,9 @@ def _chat(cfg: Any) -> Any:
 def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
     from chronorag.retrievers.reader import rank_candidates
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
+    from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
-
-    from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
 
     t0 = time.perf_counter()
     rg = build_rule_graph(idx.store, progress=False)
