@@ -64,8 +64,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     if args.llm is not None and args.llm_url is not None:
         raise ValueError("pass either --llm local or --llm-url URL, not both")
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-"))
-    out.mkdir(parents=True, exist_ok=True)
+    out = _demo_dir(Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-")))
     server = None
     if args.llm == "local":
         from chronorag.integrations.local_llm import LocalLLMServer
@@ -81,6 +80,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         if server is not None:
             server.stop()
             print(f"local LLM server (pid {server.proc.pid if server.proc else '-'}) stopped", flush=True)
+
+
+DEMO_MARKER = ".chronorag-demo"
+
+
+def _demo_dir(out: Path) -> Path:
+    """``out`` made ready for the demo's indexes; a directory the demo did not write is refused."""
+    from chronorag.errors import OutputExistsError
+
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out} exists and is not a directory; pass a new directory for the demo")
+    if out.is_dir() and not (out / DEMO_MARKER).exists():
+        entries = sorted(e.name for e in out.iterdir())
+        if entries:
+            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+            raise OutputExistsError(f"{out} is not empty and was not written by `chronorag demo` (it holds "
+                                    f"{shown}); pass a new or empty directory, e.g. {out / 'demo'}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARKER).write_text("indexes written by `chronorag demo`\n", encoding="utf-8")
+    return out
 
 
 def _llm_factory(args: argparse.Namespace, server: Any) -> Callable[[], Any] | None:
