@@ -57,3 +57,15 @@ def ecb_tools(ecb_index):
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
     return TemporalKGTools(ecb_index)
+
+
+@pytest.fixture(scope="session")
+def topg_dir(tmp_path_factory, minilm):
+    """A ToPG index of the ten-passage fixture corpus."""
+    from chronorag.workflows.topg.index import build_topg_index, read_corpus
+
+    out = tmp_path_factory.mktemp("topg") / "idx"
+    idx, summary = build_topg_index(read_corpus(FIXTURES / "topg_corpus.json"), out, encoder=minilm,
+                                    progress=False)
+    assert summary["passages"] == 10 and summary["propositions"] >= 15
+    return out

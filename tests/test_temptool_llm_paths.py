@@ -50,7 +50,7 @@ def test_messages_input_and_missing_key(ecb_index):
     assert g.invoke({"messages": [HumanMessage(Q)]})["answers"] == ["Romania"]
     with pytest.raises(ValueError, match="'question'.*'messages'"):
         g.invoke({"max_tool_calls": 3})
-    with pytest.raises(ValueError, match="'messages' ending with the user's question"):
+    with pytest.raises(ValueError, match="'messages' with a new human message"):
         g.invoke({"messages": [AIMessage("hello")]})
 
 

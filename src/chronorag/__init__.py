@@ -90,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "nodes_to_ragas_dataset": "chronorag.evaluation.ragas",
     # errors
     "ChronoRAGError": "chronorag.errors",
+    "ConfigError": "chronorag.errors",
     "DataFormatError": "chronorag.errors",
     "IndexFormatError": "chronorag.errors",
     "LLMError": "chronorag.errors",
@@ -103,6 +104,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AgentContext",
     "ChronoRAGError",
+    "ConfigError",
     "DataFormatError",
     "DenseEventRetriever",
     "EventIndex",
@@ -191,6 +193,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-exports for mypy --strict)
     from chronorag.errors import (
         ChronoRAGError as ChronoRAGError,
+    )
+    from chronorag.errors import (
+        ConfigError as ConfigError,
     )
     from chronorag.errors import (
         DataFormatError as DataFormatError,

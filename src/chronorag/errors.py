@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "ChronoRAGError",
+    "ConfigError",
     "DataFormatError",
     "IndexBusyError",
     "IndexFormatError",
@@ -24,6 +25,11 @@ __all__ = [
 
 class ChronoRAGError(Exception):
     """Base class of every error raised by chronorag."""
+
+
+class ConfigError(ChronoRAGError, ValueError):
+    """A bad argument or setting (a graph's context field, a retriever option, an LLM object);
+    the message names the setting, the value and what is accepted."""
 
 
 class TimeParseError(ChronoRAGError, ValueError):

@@ -37,13 +37,20 @@ STAR_QUESTIONS = DEMO_QUESTIONS[:2]
 TEMPTOOL_QUESTIONS = [DEMO_QUESTIONS[0], DEMO_QUESTIONS[2]]
 TGRAG_QUESTIONS = [
     {"question": "How many cars did Audi deliver in 2019 and 2022?",
-     "answer": "1,845,573 in 2019; 1,614,231 in 2022"},
-    {"question": "Who led the Board of Management of Audi in 2022?", "answer": "Markus Duesmann"},
+     "answer": "1,845,573 in 2019; 1,614,231 in 2022", "keys": ["1,845,573", "1,614,231"]},
+    {"question": "Who led the Board of Management of Audi in 2022?", "answer": "Markus Duesmann",
+     "keys": ["Markus Duesmann"]},
 ]
 TOPG_QUESTIONS = [
-    {"question": "Where was the director of the film Blue Harbor born?", "answer": "Zagreb"},
-    {"question": "Where was the director of the film Red Meadow born?", "answer": "Malmo"},
+    {"question": "Where was the director of the film Blue Harbor born?", "answer": "Zagreb", "keys": ["Zagreb"]},
+    {"question": "Where was the director of the film Red Meadow born?", "answer": "Malmo", "keys": ["Malmo"]},
 ]
+
+
+def _matches(answer: str, keys: list[str]) -> bool:
+    """Every key string of the reference occurs in the answer (case-insensitive)."""
+    a = answer.casefold()
+    return bool(answer) and all(k.casefold() in a for k in keys)
 
 METHOD_TITLES = {
     "star-rag": "STAR-RAG (LlamaIndex retriever: rule graph + time-aware seeded PageRank over the ICEWS14 sample)",
@@ -236,6 +243,7 @@ def _tgrag(cfg: Any, res: dict[str, Any], *, out: Path, args: argparse.Namespace
         with _ask(res, "t-grag", i):
             got = answer_tgrag(retriever, item["question"], llm=chat)
         res["answered"] += bool(got["answer"])
+        res["reference_match"] = res.get("reference_match", 0) + _matches(got["answer"], item["keys"])
         yield f"Q: {item['question']}   (reference: {item['answer']})"
         yield f"   A: {_short(got['answer'], 160) or '(none)'}"
         subs = "; ".join(f"[{s['period'] or 'all'}] {_short(s['question'], 50)}" for s in got["sub_answers"])
@@ -260,6 +268,8 @@ def _topg(cfg: Any, res: dict[str, Any], *, out: Path, args: argparse.Namespace,
             got = graph.invoke({"question": item["question"]})
         ans = got.get("answer") or ""
         res["answered"] += bool(ans) or cfg is None
+        if cfg is not None:
+            res["reference_match"] = res.get("reference_match", 0) + _matches(ans, item["keys"])
         yield f"Q: {item['question']}   (reference: {item['answer']})"
         yield f"   A: {_short(ans, 160) if ans else '(no LLM: context only)'}   [{got['mode']}]"
         if got.get("context"):
@@ -281,6 +291,7 @@ def _kg_irag(cfg: Any, res: dict[str, Any], **_: Any) -> Any:
             got = graph.invoke({"question": q["question"]})
         ans = got.get("answer") or ""
         res["answered"] += bool(ans) and ans != "no answer"
+        res["reference_match"] = res.get("reference_match", 0) + (ans == q.get("answer"))
         yield f"Q: {q['question']}   (reference: {q.get('answer')})"
         yield (f"   A: {ans or '(none)'}   [{got.get('iterations')} iteration(s), stopped by "
                f"{got.get('stopped_by')}; {got.get('mode', '')}]")

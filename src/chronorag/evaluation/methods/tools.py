@@ -45,7 +45,7 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
 
     from chronorag.workflows.temptool.graph import build_graph
 
-    graph = build_graph(str(index_dir), llm=chat, protocol=protocol, max_tool_calls=max_tool_calls,
+    graph = build_graph(str(index_dir), llm=chat, protocol=protocol or "auto", max_tool_calls=max_tool_calls,
                         deadline_s=deadline_s or DEFAULT_DEADLINE_S)
 
     def agent_method(q: dict[str, Any]) -> Prediction:

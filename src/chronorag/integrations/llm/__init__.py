@@ -5,7 +5,7 @@
 - :mod:`.chat`: :class:`ChatLLM` and :func:`resolve_llm` over any LLM object.
 """
 
-from chronorag.integrations.llm.chat import ChatLLM, resolve_llm
+from chronorag.integrations.llm.chat import ChatLLM, LLMLike, resolve_llm
 from chronorag.integrations.llm.config import LLMConfig, chat, clean_reply, strip_reasoning
 from chronorag.integrations.llm.ledger import (
     CallRecord,
@@ -19,6 +19,7 @@ from chronorag.integrations.llm.ledger import (
 __all__ = [
     "CallRecord",
     "ChatLLM",
+    "LLMLike",
     "FallbackLog",
     "LLMConfig",
     "TokenLedger",

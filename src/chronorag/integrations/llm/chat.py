@@ -6,7 +6,7 @@ returns a :class:`ChatLLM`; an unknown object is an error, never a silent switch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from chronorag.errors import LLMError
 from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, clean_reply
@@ -16,7 +16,11 @@ from chronorag.integrations.llm.ledger import (
     _current_query,
 )
 
-__all__ = ["ChatLLM", "resolve_llm"]
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from llama_index.core.llms import LLM
+
+__all__ = ["ChatLLM", "LLMLike", "resolve_llm"]
 
 
 
@@ -306,3 +310,9 @@ def resolve_llm(llm: Any = None, *, required: bool = False, use_env: bool = True
         raise LLMError(f"llm must be an LLM object, got the string {llm!r}; for an endpoint URL "
                        f"pass LLMConfig(base_url={llm!r})")
     return ChatLLM(llm)
+
+
+#: What an ``llm=`` argument accepts: a LlamaIndex ``LLM``, a LangChain chat model, an
+#: :class:`LLMConfig`, a :class:`ChatLLM`, or ``None`` (``Settings.llm`` or the
+#: ``CHRONORAG_*`` environment, read when needed). Anything else is an :class:`LLMError`.
+LLMLike: TypeAlias = Union["LLM", "BaseChatModel", LLMConfig, ChatLLM, None]

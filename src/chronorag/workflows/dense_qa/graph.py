@@ -1,4 +1,4 @@
-"""LangGraph state machine: ``retrieve`` -> ``answer``.
+"""LangGraph state machine: ``start`` -> ``retrieve`` -> ``answer``.
 
 ``retrieve`` runs :class:`~chronorag.retrievers.dense.DenseEventRetriever` over the index
 directory named in the run context (``index_dir``), the one given to :func:`build_graph`,
@@ -15,25 +15,33 @@ from its own question: on a checkpointed thread a second question gets its own a
 
 from __future__ import annotations
 
-import os
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Checkpointer
 
 from chronorag.errors import LLMError
 from chronorag.graphs.event_index import EventIndex
-from chronorag.integrations.llm import record_fallback, resolve_llm, strip_reasoning
+from chronorag.integrations.llm import (
+    ChatLLM,
+    LLMLike,
+    record_fallback,
+    resolve_llm,
+    strip_reasoning,
+)
 from chronorag.retrievers.dense import DenseEventRetriever
 from chronorag.retrievers.reader import rank_candidates
-from chronorag.workflows.common import run_question
+from chronorag.workflows.common import index_dir_of, resolve_context, run_question
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState
 
-__all__ = ["build_graph", "graph", "parse_ranked_lines"]
+__all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve", "start"]
 
 
 @lru_cache(maxsize=4)
@@ -54,81 +62,98 @@ def parse_ranked_lines(text: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class _Build:
+    """What ``build_graph`` fixes: the default context and the LLM object (resolved per run)."""
+
+    defaults: QAContext
+    llm: Any
+
+
+def _llm(build: _Build) -> ChatLLM | None:
+    # Settings.llm and the CHRONORAG_* environment are read here, when the node runs
+    return resolve_llm(build.llm)
+
+
+def start(state: QAState) -> dict[str, Any]:
+    """Take this run's question, consuming the input first, and reset the previous run's outputs."""
+    q, consumed = run_question(state, method="dense QA")
+    return {**consumed, "current": q, "event_ids": [], "answers": [], "evidence": [], "mode": "", "info": {}}
+
+
+def retrieve(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
+    """Retrieve the question's events."""
+    ctx = resolve_context(build.defaults, runtime.context)
+    index = _load_index(index_dir_of(ctx.index_dir, method="dense QA"))
+    ids, _ = DenseEventRetriever(index, similarity_top_k=ctx.similarity_top_k).retrieve_event_ids(state["current"])
+    return {"event_ids": [int(i) for i in ids]}
+
+
+def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
+    """Ranked answers from the LLM (tokens stream), or the no-LLM reader, which ``mode`` names."""
+    ctx = resolve_context(build.defaults, runtime.context)
+    store = _load_index(index_dir_of(ctx.index_dir, method="dense QA")).store
+    events = store.events(state["event_ids"])
+    evidence = [e.verbalize() for e in events]
+    q = state["current"]
+    chat_llm = _llm(build)
+    if chat_llm is None:
+        answers = rank_candidates(events, q)
+        return {"answers": answers, "evidence": evidence,
+                "mode": "no-LLM reader (entities and dates of the retrieved events)",
+                "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")]}
+    listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
+    model = chat_llm.langchain()
+    reply = model.invoke([SystemMessage(ANSWER_SYSTEM),
+                          HumanMessage(ANSWER_USER.format(events=listing, question=q))])
+    text = reply.content if isinstance(reply.content, str) else str(reply.content)
+    answers = parse_ranked_lines(text)
+    if not answers:
+        record_fallback("dense_qa.empty_answer", text[:200])
+        raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
+    return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
+            "messages": [AIMessage(content="\n".join(answers[:10]))]}
+
+
 def build_graph(
     index_dir: str | None = None,
     *,
-    llm: Any = None,
+    llm: LLMLike = None,
     similarity_top_k: int = 10,
-    checkpointer: Any = None,
-) -> Any:
+    checkpointer: Checkpointer = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the dense QA graph.
 
     Parameters
     ----------
     index_dir : str, optional
-        Index directory; the run context's ``index_dir`` or ``$CHRONORAG_INDEX_DIR`` otherwise.
+        Default index directory; a run's context ``index_dir`` overrides it, and
+        ``$CHRONORAG_INDEX_DIR`` is read at run time when neither is set.
     llm : LLM object, optional
         A LlamaIndex ``LLM``, a LangChain chat model, ``LLMConfig`` or ``None`` (then
-        ``Settings.llm`` or the ``CHRONORAG_*`` environment, else the no-LLM reader).
+        ``Settings.llm`` or the ``CHRONORAG_*`` environment, read per run, else the no-LLM reader).
     similarity_top_k : int
-        Events retrieved (the run context may override it).
+        Default events retrieved (the run context may override it).
     checkpointer : langgraph checkpointer, optional
-        e.g. ``InMemorySaver()`` for threads.
+        e.g. ``InMemorySaver()`` or ``PostgresSaver`` for threads.
+
+    Raises
+    ------
+    ConfigError
+        A bad setting.
+    LLMError
+        ``llm`` is an object of an unknown kind.
     """
-    if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-        raise ValueError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
-    chat_llm = resolve_llm(llm)
-
-    def index(ctx: QAContext) -> EventIndex:
-        d = ctx.get("index_dir") or index_dir or os.environ.get("CHRONORAG_INDEX_DIR")
-        if not d:
-            raise ValueError("no index directory: set index_dir in the run context, pass it to "
-                             "build_graph, or set CHRONORAG_INDEX_DIR")
-        return _load_index(str(d))
-
-    def _ctx(runtime: Runtime[QAContext] | None) -> QAContext:
-        c = getattr(runtime, "context", None) or {}
-        return c if isinstance(c, dict) else dict(vars(c))
-
-    def retrieve(state: QAState, runtime: Runtime[QAContext]) -> dict[str, Any]:
-        ctx = _ctx(runtime)
-        q = run_question(state, method="dense QA")
-        k = int(ctx.get("similarity_top_k") or similarity_top_k)
-        if k < 1:
-            raise ValueError(f"similarity_top_k must be >= 1, got {k}")
-        ids, _ = DenseEventRetriever(index(ctx), similarity_top_k=k).retrieve_event_ids(q)
-        # every field of the previous run on this thread is replaced here
-        return {"question": q, "event_ids": [int(i) for i in ids], "answers": [], "evidence": [],
-                "mode": "", "info": {}}
-
-    def answer(state: QAState, runtime: Runtime[QAContext]) -> dict[str, Any]:
-        store = index(_ctx(runtime)).store
-        events = store.events(state["event_ids"])
-        evidence = [e.verbalize() for e in events]
-        q = state["question"]
-        seen = len(state.get("messages") or []) + 1  # this run's messages and its answer
-        if chat_llm is None:
-            answers = rank_candidates(events, q)
-            return {"answers": answers, "evidence": evidence,
-                    "mode": "no-LLM reader (entities and dates of the retrieved events)",
-                    "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")],
-                    "seen_messages": seen}
-        listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
-        model = chat_llm.langchain()
-        reply = model.invoke([SystemMessage(ANSWER_SYSTEM),
-                              HumanMessage(ANSWER_USER.format(events=listing, question=q))])
-        text = reply.content if isinstance(reply.content, str) else str(reply.content)
-        answers = parse_ranked_lines(text)
-        if not answers:
-            record_fallback("dense_qa.empty_answer", text[:200])
-            raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
-        return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
-                "messages": [AIMessage(content="\n".join(answers[:10]))], "seen_messages": seen}
-
+    defaults = QAContext(index_dir=index_dir, similarity_top_k=similarity_top_k)
+    if llm is not None:
+        resolve_llm(llm)  # an unknown object fails here, never silently later
+    b = _Build(defaults=defaults, llm=llm)
     g = StateGraph(QAState, context_schema=QAContext, input_schema=QAInput, output_schema=QAOutput)
-    g.add_node("retrieve", retrieve)
-    g.add_node("answer", answer)
-    g.add_edge(START, "retrieve")
+    g.add_node("start", start)
+    g.add_node("retrieve", partial(retrieve, build=b))
+    g.add_node("answer", partial(answer, build=b))
+    g.add_edge(START, "start")
+    g.add_edge("start", "retrieve")
     g.add_edge("retrieve", "answer")
     g.add_edge("answer", END)
     return g.compile(checkpointer=checkpointer)

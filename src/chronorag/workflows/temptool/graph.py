@@ -42,19 +42,28 @@ exports; it reads the index directory from the context or ``CHRONORAG_INDEX_DIR`
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Checkpointer
 
-from chronorag.errors import ChronoRAGError, LLMError
+from chronorag.errors import ChronoRAGError, ConfigError, LLMError
 from chronorag.graphs.event_index import EventIndex
-from chronorag.integrations.llm import ChatLLM, clean_reply, record_fallback, resolve_llm
+from chronorag.integrations.llm import (
+    ChatLLM,
+    LLMLike,
+    clean_reply,
+    record_fallback,
+    resolve_llm,
+)
+from chronorag.workflows.common import index_dir_of, resolve_context, run_question
 from chronorag.workflows.temptool.prompts import (
     LIMIT_NOTE,
     NATIVE_SYSTEM,
@@ -81,9 +90,9 @@ from chronorag.workflows.temptool.tools import (
     make_langchain_tools,
 )
 
-__all__ = ["build_graph", "graph", "PROTOCOLS", "AgentContext"]
+__all__ = ["PROTOCOLS", "AgentContext", "agent", "build_graph", "graph", "route", "setup", "tools_node"]
 
-PROTOCOLS = ("native", "tagged", "planner")
+PROTOCOLS = ("auto", "native", "tagged", "planner")
 
 
 @lru_cache(maxsize=4)
@@ -169,16 +178,254 @@ def _invalid(raw: str, error: str, name: str | None = None) -> dict[str, Any]:
     return {"type": "invalid_tool_call", "name": name, "args": raw, "id": _call_id(), "error": error}
 
 
+@dataclass(frozen=True)
+class _Build:
+    """What ``build_graph`` fixes: the default context and the LLM object (resolved per run)."""
+
+    defaults: AgentContext
+    llm: Any
+
+
+def _kit(c: AgentContext) -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
+    return _toolkit(index_dir_of(c.index_dir, method="the TempTool agent"), c.max_obs_rows)
+
+def _mode_and_llm(c: AgentContext, build: _Build) -> tuple[str, ChatLLM | None]:
+    """The run's protocol and LLM (Settings.llm and the environment are read here, per run)."""
+    p = c.protocol
+    if p == "planner":
+        return p, None
+    chat = resolve_llm(build.llm, required=p != "auto")
+    if chat is None:
+        return "planner", None
+    if p == "auto":  # a LlamaIndex LLM has no LangChain tool binding here: use the text protocol
+        p = "tagged" if chat.kind == "llama_index" else "native"
+    if p == "native" and chat.kind == "llama_index":
+        raise ConfigError("protocol 'native' needs a LangChain chat model or an LLMConfig; a LlamaIndex "
+                          "LLM runs the 'tagged' protocol")
+    return p, chat
+
+# ------------------------------------------------------------------ setup
+def setup(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -> dict[str, Any]:
+    """Take this run's question (consuming the input), its budget and protocol; reset the run's fields."""
+    c = resolve_context(build.defaults, runtime.context)
+    msgs = list(state.get("messages") or [])
+    question, consumed = run_question(state, method="the TempTool agent", echo=True)
+    if "messages" in consumed:  # the question came as 'question': its message starts the run
+        run_start = len(msgs)
+    else:
+        run_start = max(i for i, m in enumerate(msgs)
+                        if getattr(m, "type", None) == "human" and str(m.content).strip() == question)
+    budget = state.get("max_tool_calls") or c.max_tool_calls
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ConfigError(f"max_tool_calls must be an integer >= 1, got {budget!r}")
+    mode, _ = _mode_and_llm(c, build)
+    # the per-run inputs are consumed here, so the next run on this thread starts clean
+    return {**consumed, "max_tool_calls": None, "current": question, "run_start": run_start,
+            "budget": budget, "tool_calls": 0, "answers": [], "stopped": None, "note": "", "done": False,
+            "started_at": time.time(), "mode": mode}
+
+
+# ------------------------------------------------------------------ agent
+def agent(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -> dict[str, Any]:
+    """One agent turn: the planner's next call, or the LLM's (native tool calls or the tagged protocol)."""
+    c = resolve_context(build.defaults, runtime.context)
+    mode, chat = _mode_and_llm(c, build)
+    run_msgs = list(state.get("messages") or [])[int(state.get("run_start") or 0):]
+    used, budget = int(state.get("tool_calls") or 0), int(state.get("budget") or c.max_tool_calls)
+    deadline = c.deadline_s
+    remaining = deadline - (time.time() - float(state.get("started_at") or time.time()))
+    if remaining <= 0:
+        return _stop("deadline", f"Stopped: the {deadline:g} s deadline for this question passed "
+                                 "before an answer.")
+    if mode == "planner":
+        return _planner_step(c, state["current"], run_msgs, used, budget)
+    assert chat is not None
+    _, _, lc_tools = _kit(c)
+    if mode == "native":
+        return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
+    return _tagged_step(chat, run_msgs, used, budget, remaining)
+
+def _stop(reason: str, text: str) -> dict[str, Any]:
+    return {"answers": [], "stopped": reason, "note": text, "done": True,
+            "messages": [AIMessage(content=text)]}
+
+def _final(answers: list[str], text: str, note: str = "") -> dict[str, Any]:
+    return {"answers": answers, "done": True, "note": note, "messages": [AIMessage(content=text)]}
+
+def _planner_step(c: AgentContext, q: str, run_msgs: list[BaseMessage], used: int,
+                  budget: int) -> dict[str, Any]:
+    _, reasoner, _ = _kit(c)
+    results = [_result_from_message(m) for m in run_msgs if isinstance(m, ToolMessage)]
+    gen = reasoner.program(q)
+    res: ReasonerResult | None = None
+    try:
+        nxt = next(gen)
+        for r in results:
+            nxt = gen.send(r)
+    except StopIteration as stop:
+        res = stop.value
+    if res is None:
+        if used >= budget:
+            return _stop("max_tool_calls", f"Stopped: the program needs more than max_tool_calls={budget} "
+                                           "tool calls; no answer.")
+        call = {"name": nxt["name"], "args": nxt["arguments"], "id": _call_id(), "type": "tool_call"}
+        return {"messages": [AIMessage(content="", tool_calls=[call])], "tool_calls": used + 1}
+    text = " | ".join(res.answers[:10]) if res.answers else (res.note or "No answer found.")
+    out = _final(list(res.answers), text, res.note)
+    if res.error:
+        out["stopped"] = "invalid_question"
+    return out
+
+def _lc_model(chat: ChatLLM, remaining: float) -> Any:
+    if chat.kind == "config":
+        cfg = chat.backend
+        t = min(cfg.timeout, max(remaining, 1.0))
+        return _tolerant(cfg.langchain_chat(timeout=t, max_retries=cfg.max_retries if t >= cfg.timeout else 0))
+    return _tolerant(chat.langchain())
+
+def _invoke(model: Any, messages: list[BaseMessage], chat: ChatLLM) -> AIMessage:
+    try:
+        reply = model.invoke(messages)
+    except ChronoRAGError:
+        raise
+    except Exception as exc:  # openai/httpx raise many types; keep the cause
+        where = getattr(chat.backend, "base_url", None) or chat.name
+        raise LLMError(f"LLM call to {where} failed in the TempTool agent: "
+                       f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(reply, AIMessage):
+        raise LLMError(f"LLM returned {type(reply).__name__}, expected an AIMessage")
+    return reply
+
+def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage], used: int,
+                 budget: int, remaining: float) -> dict[str, Any]:
+    model = _lc_model(chat, remaining)
+    if used >= budget:
+        reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
+        text = clean_reply(str(reply.content or ""))
+        answers = split_answers(text) if not (reply.tool_calls or reply.invalid_tool_calls) else []
+        if not answers:
+            return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
+        return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+    bound = model.bind_tools(lc_tools)
+    reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
+    calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
+    prefix: list[BaseMessage] = []
+    if not (calls or invalid) and used == 0:
+        # an answer before any lookup is not grounded in the KG: remind once, then abstain
+        said = clean_reply(str(reply.content or ""))
+        record_fallback("temptool.no_tool_call", said[:200])
+        prefix = [AIMessage(content=said), HumanMessage(NO_TOOL_NOTE)]
+        reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
+        calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
+        if not (calls or invalid):
+            return _abstain(said, clean_reply(str(reply.content or "")))
+    if calls or invalid:
+        room = budget - used
+        calls = calls[:room]
+        invalid = invalid[: max(0, room - len(calls))]
+        msg = AIMessage(content=reply.content, tool_calls=calls, invalid_tool_calls=invalid,
+                        id=reply.id, response_metadata=reply.response_metadata)
+        return {"messages": [*prefix, msg], "tool_calls": used + len(calls) + len(invalid)}
+    text = clean_reply(str(reply.content or ""))
+    return {**_final(split_answers(text), text), "messages": [reply]}
+
+def _abstain(first: str, second: str) -> dict[str, Any]:
+    """Stop without answers: the model answered twice without consulting the KG (counted)."""
+    record_fallback("temptool.abstain_no_kg", second[:200])
+    note = ("Abstained: the model answered twice without consulting the knowledge graph, so its "
+            f"answer is not grounded. Its unverified reply: {(second or first)[:200]!r}")
+    return _stop("no_tool_call", note)
+
+def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: int,
+                 remaining: float) -> dict[str, Any]:
+    model = _lc_model(chat, remaining)
+    prompt = _tagged_messages(run_msgs)
+    if used >= budget:
+        prompt.append(HumanMessage(TAGGED_LIMIT_NOTE))
+    text = str(_invoke(model, prompt, chat).content or "")
+    turn = parse_turn(text)
+    wants_tools = bool(turn.tool_calls or turn.errors) and turn.calls_before_response
+    if not wants_tools and used == 0 and used < budget and "<tool_call>" not in text:
+        # an answer before any lookup is not grounded in the KG: remind once, then abstain
+        first = clean_reply(turn.response if turn.response is not None else text)
+        record_fallback("temptool.no_tool_call", first[:200])
+        text2 = str(_invoke(model, [*prompt, AIMessage(content=text), HumanMessage(TAGGED_NO_TOOL_NOTE)],
+                            chat).content or "")
+        turn2 = parse_turn(text2)
+        if not (bool(turn2.tool_calls or turn2.errors) and turn2.calls_before_response):
+            return _abstain(first, clean_reply(turn2.response if turn2.response is not None else text2))
+        text, turn, wants_tools = text2, turn2, True
+    if used >= budget:
+        answers = split_answers(turn.response) if turn.response is not None and not wants_tools else []
+        if not answers:
+            return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
+        return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+    if wants_tools:
+        room = budget - used
+        calls = [{"name": c["name"], "args": c["arguments"], "id": _call_id(), "type": "tool_call"}
+                 for c in turn.tool_calls][:room]
+        invalid = [_invalid(e, e) for e in turn.errors][: max(0, room - len(calls))]
+        msg = AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid)
+        return {"messages": [msg], "tool_calls": used + len(calls) + len(invalid)}
+    if turn.response is None and "<tool_call>" in text:
+        msg = AIMessage(content=text, invalid_tool_calls=[_invalid(text[-200:], TAGGED_FORMAT_ERROR)])
+        return {"messages": [msg], "tool_calls": used + 1}
+    body = turn.response if turn.response is not None else clean_reply(text)
+    return _final(split_answers(body), text)
+
+# ------------------------------------------------------------------ tools
+def tools_node(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -> dict[str, Any]:
+    """Run the last AI message's tool calls; malformed ones are answered with error observations."""
+    _, _, lc_tools = _kit(resolve_context(build.defaults, runtime.context))
+    by_name = {t.name: t for t in lc_tools}
+    last = state["messages"][-1]
+    out: list[ToolMessage] = []
+    for tc in getattr(last, "tool_calls", None) or []:
+        name, args = tc.get("name"), tc.get("args")
+        tool = by_name.get(name)
+        if tool is None:
+            out.append(ToolMessage(content=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
+                                   tool_call_id=tc["id"], name=str(name), status="error"))
+            continue
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except (json.JSONDecodeError, RecursionError):
+                pass
+        if not isinstance(args, dict):
+            out.append(ToolMessage(content=f"Error in {name}: arguments must be a JSON object, got {args!r:.200}",
+                                   tool_call_id=tc["id"], name=name, status="error"))
+            continue
+        out.append(tool.invoke({**tc, "args": args, "type": "tool_call"}))
+    for ic in getattr(last, "invalid_tool_calls", None) or []:
+        err = str(ic.get("error") or "unreadable tool call").split("\nFor troubleshooting")[0]
+        out.append(ToolMessage(
+            content=f"Error: this tool call could not be read: {err.strip()}. Send one JSON object "
+                    f'like {{"name": "Get_time", "arguments": {{"head": "...", "rel": "...", "tail": "..."}}}}.',
+            tool_call_id=ic.get("id") or _call_id(), name=str(ic.get("name") or "invalid_tool_call"),
+            status="error"))
+    return {"messages": out}
+
+def route(state: AgentState) -> Literal["tools", "__end__"]:
+    if state.get("done"):
+        return "__end__"
+    msgs = state.get("messages") or []
+    last = msgs[-1] if msgs else None
+    if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
+        return "tools"
+    return "__end__"
+
+
 def build_graph(
     index_dir: str | None = None,
     *,
-    llm: Any = None,
-    protocol: str | None = None,
+    llm: LLMLike = None,
+    protocol: Literal["auto", "native", "tagged", "planner"] = "auto",
     max_tool_calls: int = 8,
     max_obs_rows: int = MAX_OBS_ROWS,
     deadline_s: float = DEFAULT_DEADLINE_S,
-    checkpointer: Any = None,
-) -> Any:
+    checkpointer: Checkpointer = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the TempTool agent graph.
 
     Parameters
@@ -191,9 +438,9 @@ def build_graph(
         LangChain chat model, ``LLMConfig``); default: LlamaIndex ``Settings.llm`` or
         the ``CHRONORAG_*`` environment, looked up per run. Without one the
         ``planner`` runs.
-    protocol : {"native", "tagged", "planner"}, optional
-        Defaults to ``"native"`` with an LLM (``"tagged"`` for a LlamaIndex LLM, which
-        has no LangChain tool binding) and ``"planner"`` without.
+    protocol : {"auto", "native", "tagged", "planner"}
+        ``"auto"`` (default) picks ``"native"`` with an LLM (``"tagged"`` for a LlamaIndex
+        LLM, which has no LangChain tool binding) and ``"planner"`` without.
     max_tool_calls : int
         Tool calls per question (the input or the context may change it per run).
     max_obs_rows : int
@@ -205,270 +452,20 @@ def build_graph(
 
     Raises
     ------
-    ValueError
+    ConfigError
         Bad protocol or limits.
     LLMError
         ``llm`` is an object of an unknown kind.
     """
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    for name, v in (("max_tool_calls", max_tool_calls), ("max_obs_rows", max_obs_rows)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    if not deadline_s or deadline_s <= 0:
-        raise ValueError(f"deadline_s must be > 0, got {deadline_s!r}")
-    fixed_llm: ChatLLM | None = resolve_llm(llm) if llm is not None else None
-
-    def ctx(runtime: Runtime[AgentContext] | None) -> AgentContext:
-        c = getattr(runtime, "context", None)
-        if isinstance(c, dict):
-            c = AgentContext(**c)
-        return c if isinstance(c, AgentContext) else AgentContext()
-
-    def kit(c: AgentContext) -> tuple[TemporalKGTools, TemporalReasoner, list[Any]]:
-        d = c.index_dir or index_dir or os.environ.get("CHRONORAG_INDEX_DIR")
-        if not d:
-            raise ValueError("no index directory: pass index_dir to build_graph, set it in the run "
-                             "context (context={'index_dir': ...}) or set CHRONORAG_INDEX_DIR")
-        rows = c.max_obs_rows or max_obs_rows
-        if not isinstance(rows, int) or rows < 1:
-            raise ValueError(f"max_obs_rows must be an integer >= 1, got {rows!r}")
-        return _toolkit(str(d), rows)
-
-    def mode_and_llm(c: AgentContext) -> tuple[str, ChatLLM | None]:
-        p = c.protocol or protocol
-        if p is not None and p not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {PROTOCOLS}, got {p!r}")
-        if p == "planner":
-            return p, None
-        chat = fixed_llm or resolve_llm(None, required=p is not None)
-        if chat is None:
-            return "planner", None
-        if p is None:  # a LlamaIndex LLM has no LangChain tool binding here: use the text protocol
-            p = "tagged" if chat.kind == "llama_index" else "native"
-        if p == "native" and chat.kind == "llama_index":
-            raise ValueError("protocol 'native' needs a LangChain chat model or an LLMConfig; a LlamaIndex "
-                             "LLM runs the 'tagged' protocol")
-        return p, chat
-
-    # ------------------------------------------------------------------ setup
-    def setup(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-        c = ctx(runtime)
-        msgs = list(state.get("messages") or [])
-        q = state.get("question")
-        new: list[BaseMessage] = []
-        if q is not None:
-            if not isinstance(q, str) or not q.strip():
-                raise ValueError(f"'question' must be a non-empty string, got {q!r}")
-            question, run_start = q.strip(), len(msgs)
-            new = [HumanMessage(question)]
-        else:
-            last = msgs[-1] if msgs else None
-            if last is None or getattr(last, "type", None) != "human" or not str(last.content).strip():
-                got = "no messages" if last is None else f"the last message is a {getattr(last, 'type', '?')!r} message"
-                raise ValueError("the TempTool agent needs input 'question' (a non-empty string) or "
-                                 f"'messages' ending with the user's question; got no 'question' and {got}")
-            question, run_start = str(last.content).strip(), len(msgs) - 1
-        budget = state.get("max_tool_calls") or c.max_tool_calls or max_tool_calls
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise ValueError(f"max_tool_calls must be an integer >= 1, got {budget!r}")
-        mode, _ = mode_and_llm(c)
-        # consume the per-run inputs so the next run on this thread starts clean
-        return {"question": None, "max_tool_calls": None, "messages": new, "current": question,
-                "run_start": run_start, "budget": budget, "tool_calls": 0, "answers": [], "stopped": None,
-                "note": "", "done": False, "started_at": time.time(), "mode": mode}
-
-    # ------------------------------------------------------------------ agent
-    def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-        c = ctx(runtime)
-        mode, chat = mode_and_llm(c)
-        run_msgs = list(state.get("messages") or [])[int(state.get("run_start") or 0):]
-        used, budget = int(state.get("tool_calls") or 0), int(state.get("budget") or max_tool_calls)
-        deadline = c.deadline_s or deadline_s
-        remaining = deadline - (time.time() - float(state.get("started_at") or time.time()))
-        if remaining <= 0:
-            return _stop("deadline", f"Stopped: the {deadline:g} s deadline for this question passed "
-                                     "before an answer.")
-        if mode == "planner":
-            return _planner_step(c, state["current"], run_msgs, used, budget)
-        assert chat is not None
-        _, _, lc_tools = kit(c)
-        if mode == "native":
-            return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
-        return _tagged_step(chat, run_msgs, used, budget, remaining)
-
-    def _stop(reason: str, text: str) -> dict[str, Any]:
-        return {"answers": [], "stopped": reason, "note": text, "done": True,
-                "messages": [AIMessage(content=text)]}
-
-    def _final(answers: list[str], text: str, note: str = "") -> dict[str, Any]:
-        return {"answers": answers, "done": True, "note": note, "messages": [AIMessage(content=text)]}
-
-    def _planner_step(c: AgentContext, q: str, run_msgs: list[BaseMessage], used: int,
-                      budget: int) -> dict[str, Any]:
-        _, reasoner, _ = kit(c)
-        results = [_result_from_message(m) for m in run_msgs if isinstance(m, ToolMessage)]
-        gen = reasoner.program(q)
-        res: ReasonerResult | None = None
-        try:
-            nxt = next(gen)
-            for r in results:
-                nxt = gen.send(r)
-        except StopIteration as stop:
-            res = stop.value
-        if res is None:
-            if used >= budget:
-                return _stop("max_tool_calls", f"Stopped: the program needs more than max_tool_calls={budget} "
-                                               "tool calls; no answer.")
-            call = {"name": nxt["name"], "args": nxt["arguments"], "id": _call_id(), "type": "tool_call"}
-            return {"messages": [AIMessage(content="", tool_calls=[call])], "tool_calls": used + 1}
-        text = " | ".join(res.answers[:10]) if res.answers else (res.note or "No answer found.")
-        out = _final(list(res.answers), text, res.note)
-        if res.error:
-            out["stopped"] = "invalid_question"
-        return out
-
-    def _lc_model(chat: ChatLLM, remaining: float) -> Any:
-        if chat.kind == "config":
-            cfg = chat.backend
-            t = min(cfg.timeout, max(remaining, 1.0))
-            return _tolerant(cfg.langchain_chat(timeout=t, max_retries=cfg.max_retries if t >= cfg.timeout else 0))
-        return _tolerant(chat.langchain())
-
-    def _invoke(model: Any, messages: list[BaseMessage], chat: ChatLLM) -> AIMessage:
-        try:
-            reply = model.invoke(messages)
-        except ChronoRAGError:
-            raise
-        except Exception as exc:  # openai/httpx raise many types; keep the cause
-            where = getattr(chat.backend, "base_url", None) or chat.name
-            raise LLMError(f"LLM call to {where} failed in the TempTool agent: "
-                           f"{type(exc).__name__}: {exc}") from exc
-        if not isinstance(reply, AIMessage):
-            raise LLMError(f"LLM returned {type(reply).__name__}, expected an AIMessage")
-        return reply
-
-    def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage], used: int,
-                     budget: int, remaining: float) -> dict[str, Any]:
-        model = _lc_model(chat, remaining)
-        if used >= budget:
-            reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
-            text = clean_reply(str(reply.content or ""))
-            answers = split_answers(text) if not (reply.tool_calls or reply.invalid_tool_calls) else []
-            if not answers:
-                return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
-            return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
-        bound = model.bind_tools(lc_tools)
-        reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
-        calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
-        prefix: list[BaseMessage] = []
-        if not (calls or invalid) and used == 0:
-            # an answer before any lookup is not grounded in the KG: remind once, then abstain
-            said = clean_reply(str(reply.content or ""))
-            record_fallback("temptool.no_tool_call", said[:200])
-            prefix = [AIMessage(content=said), HumanMessage(NO_TOOL_NOTE)]
-            reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
-            calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
-            if not (calls or invalid):
-                return _abstain(said, clean_reply(str(reply.content or "")))
-        if calls or invalid:
-            room = budget - used
-            calls = calls[:room]
-            invalid = invalid[: max(0, room - len(calls))]
-            msg = AIMessage(content=reply.content, tool_calls=calls, invalid_tool_calls=invalid,
-                            id=reply.id, response_metadata=reply.response_metadata)
-            return {"messages": [*prefix, msg], "tool_calls": used + len(calls) + len(invalid)}
-        text = clean_reply(str(reply.content or ""))
-        return {**_final(split_answers(text), text), "messages": [reply]}
-
-    def _abstain(first: str, second: str) -> dict[str, Any]:
-        record_fallback("temptool.abstain_no_kg", second[:200])
-        note = ("Abstained: the model answered twice without consulting the knowledge graph, so its "
-                f"answer is not grounded. Its unverified reply: {(second or first)[:200]!r}")
-        return _stop("no_tool_call", note)
-
-    def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: int,
-                     remaining: float) -> dict[str, Any]:
-        model = _lc_model(chat, remaining)
-        prompt = _tagged_messages(run_msgs)
-        if used >= budget:
-            prompt.append(HumanMessage(TAGGED_LIMIT_NOTE))
-        text = str(_invoke(model, prompt, chat).content or "")
-        turn = parse_turn(text)
-        wants_tools = bool(turn.tool_calls or turn.errors) and turn.calls_before_response
-        if not wants_tools and used == 0 and "<tool_call>" not in text:
-            # an answer before any lookup is not grounded in the KG: remind once, then abstain
-            first = clean_reply(turn.response if turn.response is not None else text)
-            record_fallback("temptool.no_tool_call", first[:200])
-            text2 = str(_invoke(model, [*prompt, AIMessage(content=text), HumanMessage(TAGGED_NO_TOOL_NOTE)],
-                                chat).content or "")
-            turn2 = parse_turn(text2)
-            if not (bool(turn2.tool_calls or turn2.errors) and turn2.calls_before_response):
-                return _abstain(first, clean_reply(turn2.response if turn2.response is not None else text2))
-            text, turn, wants_tools = text2, turn2, True
-        if used >= budget:
-            answers = split_answers(turn.response) if turn.response is not None and not wants_tools else []
-            if not answers:
-                return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
-            return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
-        if wants_tools:
-            room = budget - used
-            calls = [{"name": c["name"], "args": c["arguments"], "id": _call_id(), "type": "tool_call"}
-                     for c in turn.tool_calls][:room]
-            invalid = [_invalid(e, e) for e in turn.errors][: max(0, room - len(calls))]
-            msg = AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid)
-            return {"messages": [msg], "tool_calls": used + len(calls) + len(invalid)}
-        if turn.response is None and "<tool_call>" in text:
-            msg = AIMessage(content=text, invalid_tool_calls=[_invalid(text[-200:], TAGGED_FORMAT_ERROR)])
-            return {"messages": [msg], "tool_calls": used + 1}
-        body = turn.response if turn.response is not None else clean_reply(text)
-        return _final(split_answers(body), text)
-
-    # ------------------------------------------------------------------ tools
-    def tools_node(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-        _, _, lc_tools = kit(ctx(runtime))
-        by_name = {t.name: t for t in lc_tools}
-        last = state["messages"][-1]
-        out: list[ToolMessage] = []
-        for tc in getattr(last, "tool_calls", None) or []:
-            name, args = tc.get("name"), tc.get("args")
-            tool = by_name.get(name)
-            if tool is None:
-                out.append(ToolMessage(content=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
-                                       tool_call_id=tc["id"], name=str(name), status="error"))
-                continue
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except (json.JSONDecodeError, RecursionError):
-                    pass
-            if not isinstance(args, dict):
-                out.append(ToolMessage(content=f"Error in {name}: arguments must be a JSON object, got {args!r:.200}",
-                                       tool_call_id=tc["id"], name=name, status="error"))
-                continue
-            out.append(tool.invoke({**tc, "args": args, "type": "tool_call"}))
-        for ic in getattr(last, "invalid_tool_calls", None) or []:
-            err = str(ic.get("error") or "unreadable tool call").split("\nFor troubleshooting")[0]
-            out.append(ToolMessage(
-                content=f"Error: this tool call could not be read: {err.strip()}. Send one JSON object "
-                        f'like {{"name": "Get_time", "arguments": {{"head": "...", "rel": "...", "tail": "..."}}}}.',
-                tool_call_id=ic.get("id") or _call_id(), name=str(ic.get("name") or "invalid_tool_call"),
-                status="error"))
-        return {"messages": out}
-
-    def route(state: AgentState) -> Literal["tools", "__end__"]:
-        if state.get("done"):
-            return "__end__"
-        msgs = state.get("messages") or []
-        last = msgs[-1] if msgs else None
-        if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
-            return "tools"
-        return "__end__"
-
+    defaults = AgentContext(index_dir=index_dir, protocol=protocol, max_tool_calls=max_tool_calls,
+                            max_obs_rows=max_obs_rows, deadline_s=deadline_s)
+    if llm is not None:
+        resolve_llm(llm)  # an unknown object fails here, never silently later
+    b = _Build(defaults=defaults, llm=llm)
     g = StateGraph(AgentState, context_schema=AgentContext, input_schema=AgentInput, output_schema=AgentOutput)
-    g.add_node("setup", setup)
-    g.add_node("agent", agent)
-    g.add_node("tools", tools_node)
+    g.add_node("setup", partial(setup, build=b))
+    g.add_node("agent", partial(agent, build=b))
+    g.add_node("tools", partial(tools_node, build=b))
     g.add_edge(START, "setup")
     g.add_edge("setup", "agent")
     g.add_conditional_edges("agent", route, {"tools": "tools", "__end__": END})

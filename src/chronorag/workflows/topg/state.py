@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+from chronorag.workflows.common import check, describe, graph_context
 
 
 class ToPGInput(TypedDict, total=False):
@@ -17,9 +19,9 @@ class ToPGInput(TypedDict, total=False):
 
 
 class ToPGOutput(TypedDict, total=False):
-    """What a run returns."""
+    """What a run returns (``current``: the question this run answered)."""
 
-    question: str
+    current: str
     answer: str
     context: list[str]
     proposition_ids: list[int]
@@ -43,32 +45,40 @@ class ToPGState(ToPGInput, ToPGOutput, total=False):
     seen_messages: int
 
 
-@dataclass
+@graph_context
+@dataclass(kw_only=True)
 class ToPGContext:
-    """Run settings (LangGraph runtime context; shown as a form in Studio).
+    """Run settings of the ToPG graphs (LangGraph runtime context; a form in Studio).
 
-    Attributes
-    ----------
-    index_dir : str
-        ToPG index directory; empty = ``$CHRONORAG_INDEX_DIR``.
-    mode : str
-        ``"naive"``, ``"local"`` or ``"global"``; empty = the graph's default mode.
-    k : int
-        Propositions suggested per step (paper: 20).
-    lam : float
-        Structural weight of the transition (1 = pure graph, 0 = pure semantic).
-    max_iter : int
-        Suggestion-Selection iterations (Local: 1 or 3; Global: until ``min_facts``).
-    select_threshold : float
-        Cosine threshold of the no-LLM selector (negative = off, the default).
-    llm_url : str
-        OpenAI-compatible endpoint; empty = the graph's LLM, else ``$CHRONORAG_BASE_URL``, else no LLM.
+    ``build_graph``'s arguments (its ``mode``, ``index_dir`` and ``settings``) are the
+    defaults; a run's context overrides them field by field, and keys of a parent graph's
+    context that are not fields here are ignored.
     """
 
-    index_dir: str = ""
-    mode: str = ""
-    k: int = 20
-    lam: float = 0.5
-    max_iter: int = 3
-    select_threshold: float = -1.0
-    llm_url: str = ""
+    index_dir: str | None = describe(
+        None, "ToPG index directory (chronorag topg index). Unset: build_graph's, else "
+              "$CHRONORAG_INDEX_DIR read when the run starts.")
+    mode: Literal["naive", "local", "global"] = describe("local", "Search mode: naive, local or global.")
+    k: int = describe(20, "Propositions suggested per step (paper: 20).")
+    lam: float = describe(0.5, "Structural weight of the transition in [0, 1] (1 = pure graph, 0 = pure semantic).")
+    max_iter: int = describe(3, "Suggestion-Selection iterations (Local: 1 or 3).")
+    select_threshold: float | None = describe(
+        None, "Cosine threshold of the no-LLM selector; unset: the selector keeps the top walk suggestions.")
+    llm_url: str | None = describe(
+        None, "OpenAI-compatible endpoint for this run. Unset: the graph's LLM, else Settings.llm or "
+              "$CHRONORAG_BASE_URL, else the no-LLM mode.")
+
+    def __post_init__(self) -> None:
+        check(self.mode in ("naive", "local", "global"), "mode", self.mode, "'naive', 'local' or 'global'")
+        check(isinstance(self.k, int) and not isinstance(self.k, bool) and self.k >= 1, "k", self.k,
+              "an integer >= 1")
+        check(isinstance(self.lam, (int, float)) and 0.0 <= float(self.lam) <= 1.0, "lam", self.lam,
+              "a number in [0, 1]")
+        check(isinstance(self.max_iter, int) and not isinstance(self.max_iter, bool) and self.max_iter >= 0,
+              "max_iter", self.max_iter, "an integer >= 0")
+        check(self.select_threshold is None or isinstance(self.select_threshold, (int, float)),
+              "select_threshold", self.select_threshold, "a number or unset")
+        check(self.index_dir is None or (isinstance(self.index_dir, str) and bool(self.index_dir.strip())),
+              "index_dir", self.index_dir, "a non-empty path or unset")
+        check(self.llm_url is None or (isinstance(self.llm_url, str) and bool(self.llm_url.strip())),
+              "llm_url", self.llm_url, "an http(s) URL or unset")
