@@ -144,7 +144,9 @@ def test_temptool_agent_reminded_once_then_uses_the_tools(ecb_index):
         g = build_graph(str(ecb_index.path), llm=LLMConfig(base_url=srv.base_url, max_retries=0))
         with query_scope("remind-1"):
             out = g.invoke({"question": "Before 2011-02-14, who did the ECB criticize last?"})
+        forced = srv.requests[1].get("tool_choice")
     assert out["answers"] == ["Romania"] and out["tool_calls"] == 1 and out["stopped"] is None
+    assert forced == "required"  # the reminder turn must call a tool
     assert fallbacks.counts("remind-1") == {"temptool.no_tool_call": 1}
 
 
@@ -210,7 +212,7 @@ def test_native_tool_calls_parsed_from_the_servers_reply(server, cfg, ecb_index)
     from chronorag.workflows.temptool.tools import TemporalKGTools, make_langchain_tools
 
     tools = make_langchain_tools(TemporalKGTools(ecb_index))
-    reply = cfg.langchain_chat().bind_tools(tools).invoke(
+    reply = cfg.langchain_chat().bind_tools(tools, tool_choice="required").invoke(
         [("system", "Call a tool to look the answer up."), ("user", "When did the ECB criticize Germany?")])
     assert reply.tool_calls, f"no tool call parsed from {reply!r}"
     tc = reply.tool_calls[0]

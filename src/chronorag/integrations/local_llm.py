@@ -308,14 +308,14 @@ class LocalLLMServer:
 
 TOOLS_INSTRUCTION = """You can use these tools:
 {tools}
-Reply with exactly one JSON object and nothing else:
-- to use a tool: {{"tool": "<tool name>", "arguments": {{...}}}}
-- to give the final answer: {{"answer": "<your answer>"}}
-Use a tool before answering whenever the answer depends on facts you have not seen."""
+Reply with exactly one JSON object and nothing else. To use a tool, name it and give its
+arguments, for example {{"tool": "{example}", "arguments": {{...}}}}. Only when the tool results
+above already answer the question, reply {{"answer": ...}} with the answer taken from them."""
 
 TOOLS_INSTRUCTION_REQUIRED = """You can use these tools:
 {tools}
-Reply with exactly one JSON object and nothing else: {{"tool": "<tool name>", "arguments": {{...}}}}"""
+Reply with exactly one JSON object and nothing else, naming a tool and giving its arguments,
+for example {{"tool": "{example}", "arguments": {{...}}}}."""
 
 
 def _plain_messages(messages: list[dict[str, Any]], extra_system: str | None = None) -> list[dict[str, str]]:
@@ -371,7 +371,8 @@ def _tool_schema(tools: list[dict[str, Any]], choice: Any) -> tuple[dict[str, An
         options.append({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})
     listing = "\n".join(f"- {f['name']}: {f.get('description', '').strip()} Arguments (JSON schema): "
                         f"{json.dumps(f.get('parameters') or {}, ensure_ascii=False)}" for f in fns)
-    text = (TOOLS_INSTRUCTION_REQUIRED if required else TOOLS_INSTRUCTION).format(tools=listing)
+    text = (TOOLS_INSTRUCTION_REQUIRED if required else TOOLS_INSTRUCTION).format(
+        tools=listing, example=fns[0]["name"] if fns else "tool")
     return {"anyOf": options} if len(options) > 1 else options[0], text
 
 

@@ -315,7 +315,8 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
         said = clean_reply(str(reply.content or ""))
         record_fallback("temptool.no_tool_call", said[:200])
         prefix = [AIMessage(content=said), HumanMessage(NO_TOOL_NOTE)]
-        reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
+        forced = model.bind_tools(lc_tools, tool_choice="required")  # OpenAI, vLLM and llama.cpp honour it
+        reply = _invoke(forced, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
         calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
         if not (calls or invalid):
             return _abstain(said, clean_reply(str(reply.content or "")))
