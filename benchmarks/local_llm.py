@@ -79,6 +79,7 @@ def main() -> int:
     ap.add_argument("--models", default="smollm2,gemma3-270m")
     ap.add_argument("--kg-irag-n", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--methods", default=None, help="demo methods (default: all five)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     from chronorag.cli import main as cli
@@ -93,7 +94,8 @@ def main() -> int:
             t0 = time.perf_counter()
             with contextlib.redirect_stdout(buf):
                 code = cli(["-q", "demo", "--out", tempfile.mkdtemp(prefix="bench-demo-"), "--encoder", "static",
-                            "--llm-url", srv.base_url, "--max-tokens", "256"])
+                            "--llm-url", srv.base_url, "--max-tokens", "256"]
+                           + (["--methods", a.methods] if a.methods else []))
             demo = json.loads(buf.getvalue().strip().splitlines()[-1])["methods"]
             rows = [_summary(k, v) for k, v in demo.items()]
             if a.kg_irag_n:
