@@ -185,7 +185,7 @@ def server():
 
 @pytest.fixture()
 def cfg(server):
-    return server.config(timeout=120.0, max_tokens=256)
+    return server.config(timeout=600.0, max_tokens=256)  # generous: CI machines may be loaded
 
 
 @pytest.mark.slow
@@ -229,7 +229,8 @@ def test_every_methods_llm_path_completes_on_two_questions(server, tmp_path, cap
     monkeypatch.setenv("CHRONORAG_API_KEY", server.api_key)
     monkeypatch.setenv("CHRONORAG_MODEL", server.model)
     code = main(["-q", "demo", "--out", str(tmp_path / "demo"), "--encoder", "static",
-                 "--llm-url", server.base_url, "--max-tokens", "256", "--deadline", "240"])
+                 "--llm-url", server.base_url, "--max-tokens", "256", "--deadline", "900",
+                 "--llm-timeout", "600"])
     out = capsys.readouterr().out
     assert "Traceback" not in out
     res = json.loads(out.strip().splitlines()[-1])["methods"]
