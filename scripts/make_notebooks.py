@@ -1,5 +1,13 @@
-"""Write notebooks/quickstart.ipynb from the cells below (run after editing them)."""
+"""Write the notebooks in notebooks/ from the cells below, execute them and save them with outputs.
 
+Run after editing the cells: ``python scripts/make_notebooks.py`` (all) or
+``python scripts/make_notebooks.py tgrag lcel_chain`` (some). The notebooks read their
+data from the installed package (``chronorag/data``), never from ``tests/``, so they run
+from any directory; tests/test_notebooks.py executes them again.
+"""
+
+import os
+import sys
 from pathlib import Path
 
 import nbformat as nbf
@@ -90,12 +98,13 @@ STAR = [
 ]
 
 TGRAG = [
-    ("md", "# T-GRAG in chronorag\n\nIndex two yearly reports (bundled test fixtures) as a time-sliced knowledge "
+    ("md", "# T-GRAG in chronorag\n\nIndex two yearly reports (bundled with the package) as a time-sliced knowledge "
            "graph, decompose a two-year question, and retrieve per period. No LLM: spaCy extraction and "
            "extractive answers. Point `read_period_documents` at `../shared/data/time-longqa/audi_md` for the real Audi reports."),
     ("code", "import os, tempfile, pathlib\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
+             "from importlib.resources import files\n"
              "from chronorag.retrievers.tgrag.index import build_tgrag_index, read_period_documents\n"
-             "docs = read_period_documents(pathlib.Path('..') / 'tests' / 'fixtures' / 'reports')\n"
+             "docs = read_period_documents(pathlib.Path(str(files('chronorag') / 'data' / 'reports')))  # two tiny yearly reports\n"
              "index = build_tgrag_index(docs, tempfile.mkdtemp() + '/tg', progress=False)\n"
              "index.kg"),
     ("code", "from chronorag.retrievers.tgrag import decompose_rule_based\n"
@@ -177,7 +186,8 @@ REPORT = [
              "from chronorag.graphs.io import read_events\n"
              "from chronorag.graphs.event_index import build_event_index\n"
              "work = pathlib.Path(tempfile.mkdtemp())\n"
-             "index = build_event_index(read_events(pathlib.Path('..') / 'tests' / 'fixtures' / 'ecb_events.tsv', progress=False),\n"
+             "from importlib.resources import files\n"
+             "index = build_event_index(read_events(str(files('chronorag') / 'data' / 'ecb_events.tsv'), progress=False),\n"
              "                          work / 'idx', progress=False)\n"
              "questions = [\n"
              "    {'quid': 1, 'question': 'Before Germany, who did the ECB criticize last?', 'answers': ['Romania'], 'qtype': 'before_last'},\n"
@@ -212,12 +222,155 @@ REPORT = [
              "assert scores['non_llm_context_recall'] == 1.0 and scores['temporal_context_recall'] == 0.0"),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
-for name, cells in (("quickstart", CELLS), ("temptool", TEMPTOOL), ("star_rag", STAR), ("tgrag", TGRAG), ("evaluation_report", REPORT),
-                    ("kg_irag", KG_IRAG)):
+_ECB = ("import os, tempfile, pathlib\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
+        "from importlib.resources import files\n"
+        "from chronorag.graphs.io import read_events\n"
+        "work = pathlib.Path(tempfile.mkdtemp())\n"
+        "os.environ['CHRONORAG_HOME'] = str(work / 'home')  # caches go to a scratch folder\n"
+        "store = read_events(str(files('chronorag') / 'data' / 'ecb_events.tsv'), progress=False)  # 11 events, bundled\n"
+        "len(store)")
+
+PG_QUERY = [
+    ("md", "# A LlamaIndex query engine over a graph database (PropertyGraphIndex on Ladybug)\n\n"
+           "Export temporal events into an embedded Ladybug database (the maintained Kuzu fork; extra `graphdb`), "
+           "attach STAR-RAG as a `PropertyGraphIndex` sub-retriever, and query through `RetrieverQueryEngine`. "
+           "The data is tiny (11 ECB events bundled with the package) so the notebook runs in seconds. `MockLLM` "
+           "stands in for the LLM, so the response text is a placeholder: what matters here is which sources come "
+           "back, with their scores and time filters. Pass any LlamaIndex LLM instead."),
+    ("code", _ECB),
+    ("code", "import ladybug as lb\n"
+             "from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore\n"
+             "from chronorag.integrations.property_graph import export_to_property_graph\n"
+             "pg = LadybugPropertyGraphStore(lb.Database(str(work / 'events.lbug')), use_vector_index=False)\n"
+             "export_to_property_graph(store, pg)  # one relation per event, dates in the labels"),
+    ("md", "## The sub-retriever and the query engine\nSTAR-RAG reads the events back from the graph store, embeds "
+           "them and builds its rule graph once; the derived index is cached by the store's fingerprint."),
+    ("code", "from llama_index.core import PropertyGraphIndex\n"
+             "from llama_index.core.llms import MockLLM\n"
+             "from llama_index.core.query_engine import RetrieverQueryEngine\n"
+             "from chronorag.retrievers.star_rag import StarRAGPGRetriever\n"
+             "sub = StarRAGPGRetriever(pg, similarity_top_k=3)\n"
+             "index = PropertyGraphIndex.from_existing(property_graph_store=pg, embed_kg_nodes=False, llm=MockLLM())\n"
+             "engine = RetrieverQueryEngine.from_args(index.as_retriever(sub_retrievers=[sub]), llm=MockLLM())\n"
+             "response = engine.query('Who did the European Central Bank criticize?')\n"
+             "for n in response.source_nodes:\n"
+             "    print(f'{n.score:.3f}', n.node.get_content())\n"
+             "assert response.source_nodes and all('European Central Bank' in n.node.get_content() for n in response.source_nodes)"),
+    ("md", "## Time filters\nThe same contract as every chronorag retriever: a `TimeFilter`, a dict or LlamaIndex "
+           "`MetadataFilters`, at construction (`filters=`) or per query. Strict bounds exclude their unit: "
+           "`start < 2012` keeps 2011 and earlier."),
+    ("code", "from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters\n"
+             "before_2012 = MetadataFilters(filters=[MetadataFilter(key='start', value='2012', operator='<')])\n"
+             "nodes = sub.retrieve('Who did the European Central Bank criticize?', time_filter=before_2012)\n"
+             "print([n.node.metadata['start'] for n in nodes])\n"
+             "assert nodes and all(n.node.metadata['start'] < '2012' for n in nodes)"),
+    ("code", "again = StarRAGPGRetriever(pg, similarity_top_k=3)  # same events: the derived index comes from the cache\n"
+             "assert again.derived_from_cache\n"
+             "again.similarity_top_k, again.time_filter"),
+]
+
+LCEL = [
+    ("md", "# chronorag in a LangChain LCEL chain\n\nAny chronorag retriever becomes a LangChain `BaseRetriever` "
+           "(`as_langchain_retriever`), so it composes with `|` like any runnable. Two chains over the 11 bundled "
+           "ECB events: one fills a chat prompt (a scripted `FakeListChatModel` stands in for the model, offline; "
+           "use `LLMConfig().langchain_chat()` or any chat model), one answers without an LLM with chronorag's "
+           "reader."),
+    ("code", _ECB),
+    ("code", "from chronorag.graphs.event_index import build_event_index\n"
+             "from chronorag.retrievers.dense import DenseEventRetriever\n"
+             "from chronorag.integrations.langchain_adapters import as_langchain_retriever\n"
+             "index = build_event_index(store, work / 'idx', progress=False)\n"
+             "retriever = as_langchain_retriever(DenseEventRetriever(index, similarity_top_k=3),\n"
+             "                                   time_filter={'begin_time': '2012', 'end_time': '2012'})\n"
+             "[(d.metadata['start'], round(d.metadata['score'], 3), d.page_content) for d in retriever.invoke('ECB criticized')]"),
+    ("md", "## Retriever | prompt | model"),
+    ("code", "from langchain_core.language_models.fake_chat_models import FakeListChatModel\n"
+             "from langchain_core.output_parsers import StrOutputParser\n"
+             "from langchain_core.prompts import ChatPromptTemplate\n"
+             "from langchain_core.runnables import RunnableLambda, RunnablePassthrough\n"
+             "prompt = ChatPromptTemplate.from_messages([\n"
+             "    ('system', 'Answer from these dated events only:\\n{context}'), ('human', '{question}')])\n"
+             "setup = {'context': retriever | RunnableLambda(lambda docs: '\\n'.join(d.page_content for d in docs)),\n"
+             "         'question': RunnablePassthrough()}\n"
+             "model = FakeListChatModel(responses=['Ireland'])  # scripted stand-in for a chat model\n"
+             "chain = setup | prompt | model | StrOutputParser()\n"
+             "filled = (setup | prompt).invoke('Who did the ECB criticize in September 2012?')\n"
+             "print(filled.messages[0].content)\n"
+             "assert '2012' in filled.messages[0].content and '2010' not in filled.messages[0].content\n"
+             "chain.invoke('Who did the ECB criticize in September 2012?')"),
+    ("md", "## Retriever | reader (no LLM)"),
+    ("code", "from types import SimpleNamespace\n"
+             "from chronorag.retrievers.reader import rank_candidates\n"
+             "reader = RunnableLambda(lambda x: rank_candidates([SimpleNamespace(**d.metadata) for d in x['docs']],\n"
+             "                                                  x['question'], with_time=False)[:3])\n"
+             "answer = {'docs': retriever, 'question': RunnablePassthrough()} | reader\n"
+             "got = answer.invoke('Who did the European Central Bank criticize?')\n"
+             "print(got)\n"
+             "assert got and 'Romania' not in got  # Romania was 2010, outside the 2012 filter"),
+]
+
+TOPG = [
+    ("md", "# ToPG in chronorag\n\nBuild a proposition graph from ten short passages bundled with the package "
+           "(spaCy extraction, no LLM), retrieve with the LlamaIndex retriever in Naive and Local modes (retrieval "
+           "only: no answer is generated), filter by the dates propositions mention, and run the LangGraph graph."),
+    ("code", "import os, tempfile, pathlib\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n"
+             "from importlib.resources import files\n"
+             "from chronorag.workflows.topg.index import build_topg_index, read_corpus\n"
+             "work = pathlib.Path(tempfile.mkdtemp())\n"
+             "os.environ['CHRONORAG_HOME'] = str(work / 'home')\n"
+             "passages = read_corpus(str(files('chronorag') / 'data' / 'topg_corpus.json'))\n"
+             "index, summary = build_topg_index(passages, work / 'topg', progress=False)\n"
+             "summary"),
+    ("md", "## The LlamaIndex retriever\nLocal mode runs the Suggestion-Selection cycles (Alg. 1) and stops before "
+           "the graph's answer node."),
+    ("code", "from chronorag.workflows.topg.retriever import ToPGRetriever\n"
+             "local = ToPGRetriever(index, mode='local', similarity_top_k=5, max_iter=1)\n"
+             "nodes = local.retrieve('Where was the director of the film Blue Harbor born?')\n"
+             "for n in nodes:\n"
+             "    print(f'{n.score:.3f}', n.node.metadata['passage_title'], '|', n.node.get_content())\n"
+             "assert any('Zagreb' in n.node.get_content() for n in nodes)"),
+    ("md", "## Time filters\nA proposition is dated by the years and dates it mentions (else by its passage's); "
+           "the filter takes the same forms as on every chronorag retriever."),
+    ("code", "naive = ToPGRetriever(index, mode='naive', similarity_top_k=3)\n"
+             "films_1940s = naive.retrieve('Which film was directed by whom?', time_filter={'begin_time': '1940', 'end_time': '1949'})\n"
+             "print([n.node.get_content() for n in films_1940s])\n"
+             "assert films_1940s and all('Red Meadow' in n.node.get_content() or 'Nordic' in n.node.get_content() or 'Peter Lind' in n.node.get_content()\n"
+             "                           for n in films_1940s)"),
+    ("md", "## The LangGraph graph\nWithout an LLM endpoint ToPG answers extractively from what it collected."),
+    ("code", "from chronorag.integrations.llm import LLMConfig\n"
+             "from chronorag.workflows.topg.graph import build_graph\n"
+             "out = build_graph(mode='local', index_dir=str(work / 'topg'), llm=LLMConfig(base_url=None)).invoke(\n"
+             "    {'question': 'Where was the director of the film Blue Harbor born?'})\n"
+             "print(out['mode']); print(out['context'][:3])\n"
+             "assert out['proposition_ids']"),
+]
+
+NOTEBOOKS = {"quickstart": CELLS, "temptool": TEMPTOOL, "star_rag": STAR, "tgrag": TGRAG,
+             "evaluation_report": REPORT, "kg_irag": KG_IRAG, "property_graph_query_engine": PG_QUERY,
+             "lcel_chain": LCEL, "topg": TOPG}
+
+
+def write(name: str, cells: list[tuple[str, str]], *, execute: bool = True) -> Path:
+    """Write one notebook and, with ``execute``, run it and save it with its outputs."""
     nb = nbf.v4.new_notebook()
     nb["cells"] = [nbf.v4.new_markdown_cell(src) if kind == "md" else nbf.v4.new_code_cell(src) for kind, src in cells]
     nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     out = ROOT / "notebooks" / f"{name}.ipynb"
+    if execute:
+        from nbclient import NotebookClient
+
+        NotebookClient(nb, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(out.parent)}}).execute()
     nbf.write(nb, out)
-    print(out)
+    return out
+
+
+ROOT = Path(__file__).resolve().parents[1]
+if __name__ == "__main__":
+    names = [a for a in sys.argv[1:] if not a.startswith("-")] or list(NOTEBOOKS)
+    unknown = sorted(set(names) - set(NOTEBOOKS))
+    if unknown:
+        sys.exit(f"unknown notebooks {unknown}; choose from {sorted(NOTEBOOKS)}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    for name in names:
+        print(write(name, NOTEBOOKS[name], execute="--no-execute" not in sys.argv))

@@ -7,7 +7,9 @@
 #   export CHRONORAG_BASE_URL=http://127.0.0.1:8000/v1 CHRONORAG_MODEL=chronorag
 #
 # Options (each also settable by the environment variable in brackets):
-#   --host H              address to listen on [HOST]; default 127.0.0.1 (this machine only)
+#   --host H              address to listen on [HOST]; default 127.0.0.1 (this machine only). It
+#                         counts as loopback only when every address it resolves to is one
+#                         (127.0.0.0/8, ::1); abbreviations (--hos) and --config are refused
 #   --port P              [PORT]; default 8000
 #   --api-key KEY         require this bearer token [CHRONORAG_API_KEY, the variable chronorag's
 #                         client sends]; required when --host is not a loopback address
@@ -42,13 +44,30 @@ while [ "$#" -gt 0 ]; do
     --reasoning-parser) need "$@"; REASONING_PARSER="$2"; shift 2 ;;
     --reasoning-parser=*) REASONING_PARSER="${1#*=}"; shift ;;
     --allow-no-key) ALLOW_NO_KEY=1; shift ;;
+    --config|--config=*)
+      echo "serve_vllm.sh: --config is not supported here (it could set --host unseen); pass the options" >&2
+      exit 2 ;;
+    --h|--ho|--hos|--h=*|--ho=*|--hos=*|--p|--po|--por|--p=*|--po=*|--por=*|--api|--api-|--api-k*|--api=*|--api-=*)
+      # vLLM's argparse takes unambiguous prefixes: --hos 0.0.0.0 would bind unseen by this script
+      echo "serve_vllm.sh: spell out $1 as --host, --port or --api-key" >&2
+      exit 2 ;;
     *) EXTRA+=("$1"); shift ;;
   esac
 done
-case "$HOST" in
-  127.*|localhost|::1|"[::1]") LOOPBACK=1 ;;
-  *) LOOPBACK=0 ;;
-esac
+# "loopback" is decided from the addresses HOST resolves to, never from its spelling
+# (127.attacker.example is a name, not 127.0.0.1); a name that does not resolve is not loopback.
+LOOPBACK=0
+if "${PYTHON:-python3}" - "$HOST" <<'PY' 2>/dev/null; then LOOPBACK=1; fi
+import ipaddress, socket, sys
+host = sys.argv[1].strip()
+if host.startswith("[") and host.endswith("]"):
+    host = host[1:-1]
+try:
+    addrs = {ipaddress.ip_address(host)}
+except ValueError:
+    addrs = {ipaddress.ip_address(a[4][0].split("%")[0]) for a in socket.getaddrinfo(host, None)}
+sys.exit(0 if addrs and all(a.is_loopback for a in addrs) else 1)
+PY
 if [ "$LOOPBACK" = 0 ] && [ -z "$API_KEY" ] && [ "$ALLOW_NO_KEY" = 0 ]; then
   echo "serve_vllm.sh: refusing to listen on $HOST without an API key: anyone who can reach" >&2
   echo "  this host could use the GPU. Pass --api-key KEY (and export CHRONORAG_API_KEY=KEY" >&2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -142,15 +143,32 @@ def test_py_typed_is_shipped():
 
 
 def test_mypy_sees_chronorag_types(tmp_path):
-    """A user's mypy run type-checks calls into chronorag (py.typed + TYPE_CHECKING imports)."""
+    """A user's ``mypy --strict`` run type-checks calls into chronorag's public API
+    (py.typed, explicit re-exports, pydantic defaults so ``LLMConfig()`` type-checks)."""
     import subprocess
     import sys
 
     pytest.importorskip("mypy")
-    user = tmp_path / "user_code.py"
-    user.write_text("from chronorag import TimeFilter\n\nTimeFilter(begin_time=2014)\n")
-    r = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
-                        "--no-error-summary", str(user)], capture_output=True, text=True, timeout=240)
+    root = Path(__file__).resolve().parents[1]
+    good = tmp_path / "user_good.py"
+    good.write_text(
+        "from chronorag import (\n"
+        "    ConfigError, DenseEventRetriever, EventIndex, LLMConfig, TemporalEventStore, TimeFilter,\n"
+        "    build_temptool_graph, read_events,\n"
+        ")\n\n"
+        "cfg = LLMConfig()\n"
+        "cfg2 = LLMConfig(base_url='http://127.0.0.1:8000/v1', model='m')\n"
+        "store: TemporalEventStore = read_events('x.tsv')\n"
+        "idx: EventIndex = EventIndex.load('idx')\n"
+        "nodes = DenseEventRetriever(idx, similarity_top_k=3).retrieve('q', time_filter=TimeFilter('2014', '2014'))\n"
+        "out = build_temptool_graph(llm=cfg).invoke({'question': 'q'})\n"
+        "err: ConfigError = ConfigError('x')\n")
+    bad = tmp_path / "user_bad.py"
+    bad.write_text("from chronorag import TimeFilter\n\nTimeFilter(begin_time=2014)\n")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
+                        "--config-file", str(root / "pyproject.toml"), "--no-error-summary", str(good), str(bad)],
+                       capture_output=True, text=True, timeout=600)
+    assert "user_good.py" not in r.stdout, r.stdout + r.stderr
     assert 'Argument "begin_time" to "TimeFilter" has incompatible type "int"' in r.stdout, r.stdout + r.stderr
 
 

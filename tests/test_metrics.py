@@ -70,3 +70,31 @@ def test_question_and_prediction_files_reject_bad_rows(tmp_path):
     preds.write_text('{"quid": 1}\n')
     with pytest.raises(DataFormatError, match=r"p.jsonl:1: field 'question' must be a non-empty string"):
         load_predictions(preds)
+
+
+def test_one_ranked_answer_parser_for_every_reader():
+    from chronorag.graphs.text import parse_ranked_answers
+    from chronorag.retrievers.star_rag import parse_ranked_answers as star
+    from chronorag.workflows.dense_qa.graph import parse_ranked_lines
+    from chronorag.workflows.temptool.tagged_protocol import split_answers
+
+    reply = "<think>\nRomania came first? no...\n</think>\nReasoning: the ECB criticized Romania.\nAnswers:\n1. Romania\n2) \"Greece\"\n- romania\n3: Cyprus."
+    assert parse_ranked_answers(reply) == ["Romania", "Greece", "Cyprus"]
+    assert star is parse_ranked_answers
+    assert parse_ranked_lines(reply) == ["Romania", "Greece", "Cyprus"]
+    assert split_answers("<response>Romania | Greece; Cyprus</response>") == ["Romania", "Greece", "Cyprus"]
+    assert parse_ranked_answers("a\nb\nc", limit=2) == ["a", "b"]
+    with pytest.raises(ValueError, match="limit"):
+        parse_ranked_answers("a", limit=0)
+
+
+def test_one_token_counter():
+    from chronorag.evaluation import count_tokens as eval_count
+    from chronorag.graphs.text import count_tokens, cut_to_tokens, tokenizer_name
+    from chronorag.retrievers.tgrag.retriever import count_tokens as tgrag_count
+
+    assert eval_count is count_tokens and tgrag_count is count_tokens
+    assert tokenizer_name() == "tiktoken:cl100k_base"  # the vocabulary LlamaIndex ships, offline
+    assert count_tokens("hello world") == 2 and count_tokens(["hello", "world"]) == 2
+    cut = cut_to_tokens("one two three four five", 3)
+    assert count_tokens(cut) <= 3 and "one two three".startswith(cut)

@@ -39,14 +39,21 @@ def _runs(tmp_path):
 
 def test_report_for_two_runs(tmp_path, capsys):
     runs = _runs(tmp_path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    (mine / "index.html").write_text("my page")
+    assert main(["report", *map(str, runs), "--out", str(mine)]) == 2  # a directory it did not write
+    assert "did not write it" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["index.html", "notes.txt"]
+    assert (mine / "index.html").read_text() == "my page"
     out = tmp_path / "report"
-    (tmp_path / "report").mkdir()
-    (out / "notes.txt").write_text("mine")
     assert main(["report", *map(str, runs), "--out", str(out)]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    assert main(["report", *map(str, runs), "--out", str(out)]) == 0  # its own directory: replaced
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     page = out / "index.html"
     assert summary["report"] == str(page) and len(summary["figures"]) == 3
-    assert (out / "notes.txt").read_text() == "mine"  # nothing else in the directory is touched
+    assert not [p for p in out.iterdir() if p.name.endswith((".partial", ".tmp"))]
     for png in ("metrics_by_qtype.png", "latency.png", "context_tokens.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000

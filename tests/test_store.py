@@ -123,7 +123,12 @@ def test_atomic_save_keeps_previous_index(tmp_path, ecb_store):
         raise RuntimeError("ingest died")
     assert len(TemporalEventStore.load(target)) == 11
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
-    (target / "store.json").write_text(json.dumps({"format": 99}))
+    (target / "store.json").write_text(json.dumps({"format": 99}))  # through the link: fingerprint
+    with pytest.raises(IndexFormatError, match="store.json is damaged"):
+        TemporalEventStore.load(target)
+    with atomic_dir(target) as tmp:  # a version that really has another format
+        ecb_store.write(tmp)
+        (tmp / "store.json").write_text(json.dumps({"format": 99}))
     with pytest.raises(IndexFormatError, match="format 99"):
         TemporalEventStore.load(target)
 

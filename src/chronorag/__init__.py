@@ -8,7 +8,17 @@ The curated public API lives here; everything is imported lazily on first use, s
 
 from __future__ import annotations
 
-import importlib
+import os as _os
+import signal as _signal
+import sys as _sys
+
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "chronorag" \
+        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    # the console script: a Ctrl-C while the modules import exits 130 at once (cli.main
+    # takes over from there); set before anything heavy is imported
+    _signal.signal(_signal.SIGINT, lambda *_: _os._exit(130))
+
+import importlib  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
 from chronorag import _compat

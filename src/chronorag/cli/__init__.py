@@ -19,10 +19,27 @@
     chronorag eval kg-irag QUESTIONS.jsonl --source nyc-weather --method kg-irag|single-pass|limited|no-check
 """
 
+# ruff: noqa: E402 - the SIGINT handler is installed before the command modules import
+
 from __future__ import annotations
 
-import argparse
+import os
+import signal
 import sys
+
+
+def _exit_130(signum: int, frame: object) -> None:  # pragma: no cover - exercised in a subprocess
+    os._exit(130)
+
+
+#: True when this process is the ``chronorag`` console script:
+#: then a Ctrl-C while the modules below import, or after ``main`` is done, exits 130 at once.
+_CONSOLE = os.path.basename(sys.argv[0] if sys.argv else "") == "chronorag" \
+    and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+if _CONSOLE:
+    signal.signal(signal.SIGINT, _exit_130)
+
+import argparse
 
 from chronorag.cli._common import (
     OFFLINE_ENV,
@@ -40,59 +57,6 @@ from chronorag.cli.sft import _cmd_sft
 from chronorag.errors import ChronoRAGError
 
 __all__ = ["OFFLINE_ENV", "bundled_sample_path", "main"]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,41 +186,74 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chronorag`` console script.
 
     Expected failures (bad input files, damaged or foreign index files, a locked or
     refused output directory, operating-system errors such as a permission denied)
     print one line ``chronorag CMD: error: ...`` naming the file and the fix, and
-    return 2. Ctrl-C returns 130. Anything else is a bug and keeps its traceback.
+    return 2. Ctrl-C (SIGINT) at any moment, imports included, returns 130 (the console
+    script exits 130 even for a Ctrl-C while its modules import or while it cleans up).
+    Anything else is a bug and keeps its traceback.
     """
+    import threading
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if in_main else None
+    if in_main:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C -> KeyboardInterrupt
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while parsing or importing, before a command ran
+        if in_main and _CONSOLE:  # a second Ctrl-C while reporting: just leave
+            signal.signal(signal.SIGINT, _exit_130)
+        print("chronorag: interrupted; any index or output file being written was left as it was "
+              "before this run", file=sys.stderr)
+        return 130
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, _exit_130 if _CONSOLE else (previous or signal.default_int_handler))
+
+
+def _main(argv: list[str] | None) -> int:
     import sqlite3
 
     set_offline_env()
     argv = list(sys.argv[1:] if argv is None else argv)
+    raw = list(argv)
     pos = [i for i, a in enumerate(argv) if not a.startswith("-")]
     if len(pos) >= 2 and argv[pos[0]] == "eval" and argv[pos[1]] == "kg-irag":
         argv[pos[0]], argv[pos[1]] = "kg-irag", "eval"  # `eval kg-irag ...` is `kg-irag eval ...`
     args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.argv = raw
     try:
         return int(args.func(args))
     except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
-        print(f"chronorag {args.command}: error: {exc}", file=sys.stderr)
+        print(f"chronorag {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"chronorag {args.command}: error: {_os_error_message(exc)}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"chronorag {args.command}: error: an input is nested too deeply to read (deeply nested "
+              "JSON?); check the files given", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:
         print(f"chronorag {args.command}: error: embedding cache: {exc}; pass another --cache "
               "file or set CHRONORAG_HOME", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"chronorag {args.command}: interrupted; any index being written was left as it "
-              "was before this run", file=sys.stderr)
+        print(f"chronorag {args.command}: interrupted; any index or output file being written was left "
+              "as it was before this run", file=sys.stderr)
         return 130
+
+
+def _message(exc: BaseException) -> str:
+    """The one-line message of an expected error (never empty)."""
+    text = str(exc)
+    if isinstance(exc, KeyError) and exc.args:
+        text = str(exc.args[0])
+    return text or f"{type(exc).__name__} (no details)"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -74,5 +74,6 @@ def _os_error_message(exc: OSError) -> str:
     if isinstance(exc, FileNotFoundError):
         return str(exc) if not exc.filename else f"no such file or directory: {name}"
     if exc.errno == 28:  # ENOSPC
-        return f"no space left on the device writing {name}; free some space and run again"
+        where = f" writing {name}" if name else ""
+        return f"no space left on the device{where}; free some space and run again"
     return f"{name}: {exc.strerror or exc}" if name else str(exc)

@@ -18,20 +18,29 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from chronorag.evaluation import format_table, load_questions, make_method, run_eval
     from chronorag.evaluation.runfile import check_output_path, default_run_path
 
+    inputs = [args.questions, args.index_dir]
+    if args.out:
+        check_output_path(args.out, inputs=inputs)  # refuse before loading anything
     if args.dataset in ("2wiki", "graphrag-bench"):
         from chronorag.evaluation.methods.passages import run_passage_eval
 
         opts = {k: v for k, v in (("max_iter", args.max_iter), ("lam", args.lam)) if v is not None}
-        metrics = run_passage_eval(args.dataset, args.index_dir, args.questions, method=args.method,
-                                   llm_url=args.llm_url, limit=args.limit, out_path=args.out,
-                                   token_budget=args.token_budget, progress=not args.quiet, **opts)
+        out = Path(args.out) if args.out else default_run_path(args.dataset, args.method)
+        try:
+            metrics = run_passage_eval(args.dataset, args.index_dir, args.questions, method=args.method,
+                                       llm_url=args.llm_url, limit=args.limit, out_path=out,
+                                       token_budget=args.token_budget, progress=not args.quiet, **opts)
+        except BaseException:
+            if not args.out and out.exists() and out.stat().st_size == 0:
+                out.unlink()  # the empty placeholder of the default path
+            raise
+        if metrics["errors"]:
+            print(f"chronorag eval: {metrics['errors']} of {metrics['n']} questions failed (scored as misses); "
+                  f"their rows in {out} have an 'error' field", file=sys.stderr)
         print(json.dumps(metrics, ensure_ascii=False))
         return 0
     if args.judge and not args.llm_url:
         raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
-    inputs = [args.questions, args.index_dir]
-    if args.out:
-        check_output_path(args.out, inputs=inputs)  # refuse before loading anything
     questions = load_questions(args.questions, limit=args.limit)
     method = make_method(args.method, args.index_dir, llm_url=args.llm_url, **_deadline_opt(args))
     judge = None
@@ -84,6 +93,9 @@ def _cmd_ragas(args: argparse.Namespace) -> int:
     else:
         scores = ragas_scores(scorable, llm=args.llm_url, embedding_url=args.embedding_url,
                               embedding_model=args.embedding_model, progress=not args.quiet)
+    for reason in dict.fromkeys(scores.get("skipped", {}).values()):
+        names = [m for m, r in scores["skipped"].items() if r == reason]
+        print(f"chronorag ragas: skipped {', '.join(names)}: {reason}", file=sys.stderr)
     print(json.dumps({"predictions": str(args.predictions), "skipped_error_rows": len(rows) - len(scorable),
                       **scores}))
     return 0
@@ -93,7 +105,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from chronorag.evaluation.report import build_report
 
     t0 = time.perf_counter()
-    page = build_report(args.runs, args.out, title=args.title)
+    page = build_report(args.runs, args.out, title=args.title)  # --out checked before any work
     print(json.dumps({"report": str(page), "figures": sorted(str(p) for p in page.parent.glob("*.png")),
                       "runs": len(args.runs), "total_s": round(time.perf_counter() - t0, 2)}))
     return 0

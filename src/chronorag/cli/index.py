@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -47,8 +46,12 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from chronorag.graphs.persist import read_json
+    from chronorag.graphs.index_files import IndexFiles
 
-    meta = read_json(Path(args.index_dir) / "index.json")
+    with IndexFiles(args.index_dir) as files:  # the one loader: fingerprint-checked, clean errors
+        name = next((n for n in ("index.json", "topg.json", "tgrag.json", "store.json") if files.has(n)), None)
+        if name is None:
+            raise files.missing("index.json", "not a chronorag index")
+        meta = files.json(name)
     print(json.dumps(meta, indent=1, ensure_ascii=False))
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,10 @@ def _kg_irag_kg(args: argparse.Namespace) -> Any:
 
 
 def _cmd_kg_irag_generate(args: argparse.Namespace) -> int:
+    from chronorag.graphs.output import check_output_path
     from chronorag.workflows.kg_irag.questions import generate_questions, write_questions
 
+    check_output_path(args.out, inputs=[args.records, args.source if str(args.source).endswith(".json") else None])
     kg, rows, dt = _kg_irag_kg(args)
     qs = generate_questions(rows, kg.spec, n=args.n, seed=args.seed)
     write_questions(qs, args.out)
@@ -57,24 +59,49 @@ def _cmd_kg_irag_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_kg_irag_eval(args: argparse.Namespace) -> int:
+    from chronorag.errors import DataFormatError
     from chronorag.evaluation.methods.kg_irag_eval import evaluate
+    from chronorag.graphs.output import check_output_path, default_output_path
     from chronorag.graphs.persist import iter_jsonl
     from chronorag.integrations.llm import LLMConfig
 
-    qs = [row for _, row in iter_jsonl(args.questions)]
-    if args.limit:
-        qs = qs[: args.limit]
+    inputs = [args.questions, args.records, args.source if str(args.source).endswith(".json") else None]
+    if args.out:
+        check_output_path(args.out, inputs=inputs)  # refuse before any work
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {args.limit}")
+    qs = []
+    need = ("id", "type", "question", "answer", "place", "event", "anchor", "duration")
+    for lineno, row in iter_jsonl(args.questions):
+        if not isinstance(row, dict):
+            raise DataFormatError(f"{args.questions}:{lineno}: expected a JSON object")
+        missing = [k for k in need if k not in row]
+        if missing:
+            raise DataFormatError(f"{args.questions}:{lineno}: question lacks {missing}; generate questions "
+                                  "with `chronorag kg-irag generate`")
+        qs.append(row)
+        if args.limit and len(qs) >= args.limit:
+            break
     kg, _, dt = _kg_irag_kg(args)
     llm = LLMConfig(base_url=args.llm_url) if args.llm_url else None
-    out = args.out or Path(tempfile.gettempdir()) / f"chronorag-kg-irag-{kg.spec.source}-{args.method}.jsonl"
-    metrics = evaluate(qs, kg=kg, method=args.method, llm=llm, out_path=out, progress=not args.quiet,
-                       t_max=args.t_max)
+    # no --out: a new unique file (mkstemp), never a fixed name a link could be planted at
+    out = Path(args.out) if args.out else default_output_path(f"kg-irag-{kg.spec.source}-{args.method}")
+    try:
+        metrics = evaluate(qs, kg=kg, method=args.method, llm=llm, out_path=out, progress=not args.quiet,
+                           t_max=args.t_max)
+    except BaseException:
+        if not args.out and out.exists() and out.stat().st_size == 0:
+            out.unlink()  # the empty placeholder of the default path
+        raise
     metrics = {"dataset": "kg-irag", "predictions": str(out), "kg_build_s": round(dt, 3), **metrics}
     rows = [("overall", metrics)] + list(metrics["by_type"].items())
     cols = ["accuracy", "em", "f1", "hit_rate", "hallucination_rate", "iterations_mean", "evidence_facts_mean"]
     print(f"{'group':<10}{'n':>6}" + "".join(f"{c:>21}" for c in cols))
     for name, m in rows:
         print(f"{name:<10}{m['n']:>6}" + "".join(f"{m[c]:>21}" for c in cols))
+    if metrics.get("errors"):
+        print(f"chronorag kg-irag eval: {metrics['errors']} of {metrics['n']} questions failed (scored as "
+              f"misses); their rows in {out} have an 'error' field", file=sys.stderr)
     print(json.dumps(metrics, ensure_ascii=False))
     return 0
 

@@ -7,6 +7,7 @@ import json
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
+    from chronorag.graphs.output import check_output_path
     from chronorag.workflows.temptool.prompts import TAGGED_SYSTEM
     from chronorag.workflows.temptool.sft import (
         cronquestions_records,
@@ -14,6 +15,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         write_jsonl,
     )
 
+    check_output_path(args.out, inputs=[args.path, args.index])  # before any work
     if args.source == "cronquestions":
         records = cronquestions_records(args.path, system_prompt=TAGGED_SYSTEM)
     else:

@@ -22,8 +22,10 @@ is wrong: ``"On 2014-06-05, Barack Obama criticized or denounced France."`` is 9
 similar to the gold ``"On 2014-07-09, Barack Obama criticized or denounced China."``.
 The temporal metrics count a gold passage as retrieved only when one retrieved text
 carries **every date** of the passage (at the passage's granularity: a gold ``2019``
-accepts ``2019-03-01``), **every number**, **every named entity** (capitalised names), and
-at least ``min_overlap`` of its words. Use them whenever answers hinge on dates or
+accepts ``2019-03-01``), **every number**, **every named entity** (capitalised names),
+**every relation between two names, in the same direction** (``"Obama praised China"``
+and ``"China criticized Obama"`` do not support ``"Obama criticized China"``), and at
+least ``min_overlap`` of its words. Use them whenever answers hinge on dates or
 names (temporal KGQA, yearly reports); keep the string metrics for free-text
 passages without such anchors, or for comparing with published RAGAS numbers.
 """
@@ -51,6 +53,9 @@ __all__ = [
     "load_reference_tool_calls",
     "nodes_to_ragas_dataset",
     "ragas_llm_and_embeddings",
+    "relation_clauses",
+    "run_sync",
+    "skipped_metrics",
     "ragas_scores",
     "temporal_anchors",
     "temporal_collection_metrics",
@@ -288,13 +293,77 @@ def _date_found(d: tuple[int, ...], candidates: Sequence[tuple[int, ...]]) -> bo
     return any(len(c) >= len(d) and c[: len(d)] == d for c in candidates)
 
 
+_NEGATIONS = {"not", "no", "never", "nor", "neither", "without"}
+_MAX_RELATION_WORDS = 6
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, enough to match "criticized"/"criticize"/"criticizes"."""
+    for suf in ("ing", "ed", "es", "e", "s", "d"):
+        if len(word) > len(suf) + 3 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+def _find(tokens: list[str], name: list[str]) -> list[tuple[int, int]]:
+    n = len(name)
+    return [(i, i + n) for i in range(len(tokens) - n + 1) if tokens[i:i + n] == name]
+
+
+def relation_clauses(reference: str, names: Iterable[str] | None = None
+                     ) -> list[tuple[str, frozenset[str], str]]:
+    """The ``(first name, relation stems, second name)`` clauses of a reference passage.
+
+    Within each sentence, for every two consecutive names, the content words between them
+    (at most 6; no function words, dates or numbers) are the relation that links them, in
+    that direction: ``"Barack Obama criticized or denounced China"`` gives
+    ``("barack obama", {"criticiz", "denounc"}, "china")``.
+    """
+    names = list(temporal_anchors(reference).names if names is None else names)
+    out = []
+    for sent in _SENTENCE.split(reference):
+        toks = normalize_answer(sent).split()
+        spans = sorted((sp, n) for n in names for sp in _find(toks, n.split())[:1])
+        for (a_sp, a), (b_sp, b) in zip(spans, spans[1:]):
+            between = [w for w in toks[a_sp[1]:b_sp[0]]
+                       if w not in _FUNCTION_WORDS and not any(ch.isdigit() for ch in w)]
+            if 1 <= len(between) <= _MAX_RELATION_WORDS and a != b:
+                out.append((a, frozenset(_stem(w) for w in between), b))
+    return out
+
+
+def _clause_found(tokens: list[str], a: str, rel: frozenset[str], b: str, ref_negated: bool) -> bool:
+    """``a ... rel ... b`` in ``tokens``: ``a`` before ``b``, at least half of the relation's
+    stems between them, and no negation the reference lacks."""
+    need = (len(rel) + 1) // 2
+    for _, a_end in _find(tokens, a.split()):
+        for b_start, _ in _find(tokens, b.split()):
+            if b_start < a_end:
+                continue
+            between = tokens[a_end:b_start]
+            if not ref_negated and _NEGATIONS & set(between):
+                continue
+            if len(rel & {_stem(w) for w in between}) >= need:
+                return True
+    return False
+
+
 def context_supports(retrieved: str, reference: str, *, min_overlap: float = 0.5) -> bool:
-    """Does one retrieved text carry the reference passage's dates, numbers and names?
+    """Does one retrieved text carry the reference passage's dates, numbers, names and relations?
 
     True when every date of ``reference`` occurs in ``retrieved`` at least as finely
     (a year is met by a day in that year), every number and every capitalised name occurs,
-    and at least ``min_overlap`` of the reference's words occur. A reference with no
-    dates, numbers or names needs 0.8 of its words.
+    every **relation clause** of the reference holds in the same **direction** (see
+    :func:`relation_clauses`: the first name comes before the second in ``retrieved``, at
+    least half of the relation's words, by stem, lie between them, and no negation the
+    reference lacks), and at least ``min_overlap`` of the reference's words occur. A
+    reference with no dates, numbers or names needs 0.8 of its words.
+
+    Against ``"Obama criticized China"``, ``"Obama praised China"`` (another relation) and
+    ``"China criticized Obama"`` (the other direction) are not support. The direction is
+    read from word order, as chronorag's event sentences write it (subject, relation,
+    object); a passive paraphrase ("China was criticized by Obama") is not credited.
     """
     ref = temporal_anchors(reference)
     if not (ref.dates or ref.numbers or ref.names):
@@ -306,6 +375,10 @@ def context_supports(retrieved: str, reference: str, *, min_overlap: float = 0.5
         return False
     text = f" {normalize_answer(retrieved)} "
     if not all(f" {n} " in text for n in ref.names):
+        return False
+    tokens = text.split()
+    ref_negated = bool(_NEGATIONS & set(normalize_answer(reference).split()))
+    if not all(_clause_found(tokens, a, rel, b, ref_negated) for a, rel, b in relation_clauses(reference, ref.names)):
         return False
     return token_overlap(reference, retrieved) >= min_overlap
 
@@ -497,6 +570,28 @@ def _default_metrics(*, with_evidence: bool, with_llm: bool) -> tuple[list[Any],
     return every, ctx
 
 
+_CONTEXT_METRICS = ("non_llm_context_recall", "non_llm_context_precision_with_reference",
+                    "temporal_context_recall", "temporal_context_precision")
+_LLM_METRICS = ("faithfulness", "answer_correctness")
+_LLM_CONTEXT_METRICS = ("llm_context_precision_with_reference",)
+
+
+def skipped_metrics(*, with_evidence: bool, with_llm: bool) -> dict[str, str]:
+    """The default metrics :func:`ragas_scores` does not run, each with the reason why."""
+    out: dict[str, str] = {}
+    no_ev = ("no record has 'gold_evidence' (the gold passages the context metrics compare the "
+             "retrieved evidence with); add it to the question file")
+    no_llm = "no LLM given; pass --llm-url (ragas_scores(llm=...)) for RAGAS's LLM-judged metrics"
+    if not with_evidence:
+        out.update(dict.fromkeys(_CONTEXT_METRICS, no_ev))
+    if not with_llm:
+        out.update(dict.fromkeys(_LLM_METRICS, no_llm))
+        out.update(dict.fromkeys(_LLM_CONTEXT_METRICS, no_llm if with_evidence else f"{no_llm}; and {no_ev}"))
+    elif not with_evidence:
+        out.update(dict.fromkeys(_LLM_CONTEXT_METRICS, no_ev))
+    return out
+
+
 def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
                  metrics: Sequence[Any] | None = None, llm: Any = None, embedding_url: str | None = None,
                  embedding_model: str | None = None, progress: bool = False) -> dict[str, Any]:
@@ -522,7 +617,9 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
     -------
     dict
         ``{metric name: mean}`` plus ``n``; a metric RAGAS could not compute for some rows
-        (LLM failures) is averaged over the rest and ``"<name>_failed"`` counts them.
+        (LLM failures) is averaged over the rest and ``"<name>_failed"`` counts them. With
+        the default metrics, ``"skipped"`` maps each default metric that did not run to the
+        reason (no gold evidence, no LLM; see :func:`skipped_metrics`).
     """
     if isinstance(records, (str, os.PathLike)):
         rows = load_predictions(records)
@@ -549,6 +646,10 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
     out: dict[str, Any] = {"n": len(rows)}
     if metrics is None and with_ev:
         out["n_with_gold_evidence"] = len(with_ev)
+    if metrics is None:
+        skipped = skipped_metrics(with_evidence=bool(with_ev), with_llm=llm is not None)
+        if skipped:
+            out["skipped"] = skipped
     for ms, subset in plan:
         if not ms or not subset:
             continue
@@ -569,6 +670,23 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
 # ---------------------------------------------------------------------------
 # Tool calls (TempTool traces)
 # ---------------------------------------------------------------------------
+
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine to completion from sync code, inside a running event loop or not.
+
+    ``asyncio.run`` refuses to start while a loop runs (a Jupyter notebook, an async web
+    handler); there the coroutine runs on its own loop in a worker thread instead, and
+    this call blocks until it is done.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
 
 def _calls(v: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(v, list):
@@ -665,7 +783,7 @@ def tool_call_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str],
             reference_tool_calls=[ToolCall(name=c["name"], args=c["args"]) for c in ref])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scores.append(float(asyncio.run(metric.multi_turn_ascore(sample))))
+            scores.append(float(run_sync(metric.multi_turn_ascore(sample))))
         exact += [c["name"] for c in pred] == [c["name"] for c in ref]
     if not scores:
         raise ValueError("no records to score")

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronorag.errors import DataFormatError, OutputExistsError
 from chronorag.evaluation.runfile import load_run
+from chronorag.graphs.output import prepare_output_dir, write_bytes
 
 __all__ = ["Run", "build_report", "highlight_dates", "load_runs"]
 
@@ -70,14 +72,68 @@ class Run:
         return {self.key(r): r for r in self.rows}
 
 
+_NUM = (int, float)
+#: question-record fields the report reads: (accepted types, description); bool is excluded from numbers
+_ROW_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "qtype": ((str, int, type(None)), "a string or null"),
+    "error": ((str, type(None)), "a string or null"),
+    "hits@1": (_NUM, "a number"), "f1": (_NUM, "a number"), "evidence_recall@5": (_NUM, "a number"),
+    "latency_ms": (_NUM, "a number"), "context_tokens": (_NUM, "a number"),
+    "answers": ((list,), "a list of strings"), "predicted": ((list,), "a list of strings"),
+    "evidence": ((list,), "a list of strings"), "judge": ((dict, type(None)), "an object or null"),
+    "tokens": ((dict, type(None)), "an object or null"), "fallbacks": ((dict,), "an object of counts"),
+}
+
+
+def _bad(path: Any, line: Any, msg: str) -> DataFormatError:
+    return DataFormatError(f"{path}:{line}: {msg}; the file is not a run file written by `chronorag eval --out`"
+                           " (or was edited); regenerate it")
+
+
+def _check_row(path: Any, r: dict[str, Any]) -> None:
+    """Type-check the fields of one question record the report reads (``file:line`` on error)."""
+    line = r.get("_line", "?")
+    q = r.get("quid", r.get("id"))
+    if q is not None and not isinstance(q, (str, int)):
+        raise _bad(path, line, f"'quid' must be a string or an integer, got {type(q).__name__}")
+    for k, (types, what) in _ROW_FIELDS.items():
+        if k not in r:
+            continue
+        v = r[k]
+        if not isinstance(v, types) or (types is _NUM and isinstance(v, bool)):
+            raise _bad(path, line, f"field {k!r} must be {what}, got {type(v).__name__} {str(v)[:60]!r}")
+        if types is _NUM and v != v:  # NaN
+            raise _bad(path, line, f"field {k!r} is NaN")
+        if isinstance(v, list) and not all(isinstance(x, str) for x in v):
+            raise _bad(path, line, f"field {k!r} must be {what}")
+    if isinstance(r.get("judge"), dict) and not isinstance(r["judge"].get("correct"), (bool, type(None))):
+        raise _bad(path, line, "field 'judge.correct' must be true, false or null")
+    if isinstance(r.get("tokens"), dict) and not isinstance(r["tokens"].get("total_tokens", 0), int):
+        raise _bad(path, line, "field 'tokens.total_tokens' must be an integer")
+    if isinstance(r.get("fallbacks"), dict) and not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in r["fallbacks"].values()):
+        raise _bad(path, line, "field 'fallbacks' must map names to integer counts")
+
+
+def _check_meta(path: Any, meta: dict[str, Any]) -> None:
+    line = meta.get("_line", "?")
+    for k in ("config", "versions"):
+        if k in meta and not isinstance(meta[k], (dict, type(None))):
+            raise _bad(path, line, f"run record field {k!r} must be an object, got {type(meta[k]).__name__}")
+
+
 def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
-    """Load run files; each run is named by its method (made unique with the file name)."""
+    """Load run files, type-checking every field the report reads (errors name ``file:line``);
+    each run is named by its method (made unique with the file name)."""
     if not paths:
         raise ValueError("give at least one run file")
     runs: list[Run] = []
     for p in paths:
         meta, rows = load_run(p)
         meta = meta or {}
+        _check_meta(p, meta)
+        for r in rows:
+            _check_row(p, r)
         cfg = meta.get("config") or {}
         name = str(cfg.get("method") or Path(p).stem)
         if name in {r.name for r in runs}:
@@ -248,8 +304,11 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
     run_paths : sequence of path
         Run files from ``chronorag eval`` (one per method, same question file).
     out_dir : path
-        Created if missing; only ``index.html`` and the three PNGs are written (each
-        replaced atomically), nothing else in the directory is touched.
+        Created if missing, or a directory an earlier report wrote (it holds the marker
+        file ``.chronorag-output``); any other non-empty directory is refused before
+        anything is written. Only ``index.html`` and the three PNGs are written, each
+        replaced atomically through :func:`chronorag.graphs.output.write_bytes` (nothing
+        is left behind on failure); nothing else in the directory is touched.
     title : str, optional
         Page title (default: the dataset names).
     max_evidence : int
@@ -259,13 +318,13 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
         raise ValueError(f"max_evidence must be >= 0, got {max_evidence}")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; give a directory for the report")
+        raise OutputExistsError(f"--out {out} is a file; give a directory for the report")
     runs = load_runs(run_paths)
     tables = [_metric_table(r) for r in runs]
     figs = _figures(runs, tables)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(out, kind="report", inputs=run_paths)  # refuses a directory it did not write
     for name, data in figs.items():
-        _atomic_write(out / name, data)
+        write_bytes(out / name, data)
 
     keys: list[str] = []
     seen: set[str] = set()
@@ -370,11 +429,5 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
                      + "".join(_cell(r, max_evidence) for r in recs) + "</tr>")
     parts.append("</tbody></table></body></html>")
     page = out / "index.html"
-    _atomic_write(page, "\n".join(parts).encode("utf-8"))
+    write_bytes(page, "\n".join(parts).encode("utf-8"))
     return page
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

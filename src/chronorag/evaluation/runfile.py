@@ -11,7 +11,8 @@ Format (``chronorag-run/1``): JSON Lines, UTF-8.
   and end time and the aggregated metrics. A run that was killed has no such line (its
   partial file, see below, still holds every question finished before the kill).
 
-The writer never touches the destination until the run is over: rows go to a hidden
+The writer (:class:`chronorag.graphs.output.OutputFile`, shared by every command that
+writes a file) never touches the destination until the run is over: rows go to a hidden
 ``.NAME.PID.RANDOM.partial`` file next to it (created exclusively, never through a
 symlink), flushed after every question; at the end the file is fsynced and moved over the
 destination with one atomic rename. So the destination always holds either the previous
@@ -20,17 +21,15 @@ complete file or the new complete file.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
-import secrets
-import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from chronorag.errors import DataFormatError
+from chronorag.graphs.output import OutputFile, default_output_path
+from chronorag.graphs.output import check_output_path as _check_output_path
 from chronorag.graphs.persist import iter_jsonl
 
 __all__ = [
@@ -61,110 +60,19 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
-
-
 def check_output_path(out: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
-    """Validate an output path: not a directory, not one of the inputs, parent exists.
-
-    Raises
-    ------
-    ValueError
-        ``out`` is a directory, or the same file as (or a file inside) one of ``inputs``.
-    FileNotFoundError
-        Its directory does not exist.
-    """
-    p = Path(out)
-    if p.is_dir():
-        raise ValueError(f"--out {p} is a directory; give a file path such as {p / 'run.jsonl'}")
-    if not p.parent.is_dir():
-        raise FileNotFoundError(f"the directory of --out {p} does not exist; create {p.parent} first")
-    if not os.access(p.parent, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write to the directory of --out {p} (permission denied); choose another path")
-    for src in inputs:
-        s = Path(src)
-        if _same_file(p, s):
-            raise ValueError(f"--out {p} is the input file {s}; writing there would destroy it. "
-                             f"Choose another output path")
-        if s.is_dir() and p.resolve().parent == s.resolve():
-            raise ValueError(f"--out {p} is inside the index directory {s}; write results elsewhere")
-    return p
+    """Validate a run file path before any work (:func:`chronorag.graphs.output.check_output_path`)."""
+    return _check_output_path(out, inputs=inputs)
 
 
 def default_run_path(dataset: str, method: str) -> Path:
     """A new, unique run file in the temp directory (created empty, never through a symlink)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{dataset}-{method}")
-    fd, name = tempfile.mkstemp(prefix=f"chronorag-{safe}-{stamp}-", suffix=".jsonl")
-    os.close(fd)
-    return Path(name)
+    return default_output_path(f"{dataset}-{method}")
 
 
-class RunFileWriter:
-    """Write JSONL rows to a partial file and move it over ``path`` on :meth:`commit`.
-
-    Parameters
-    ----------
-    path : path
-        The destination; left untouched until :meth:`commit`.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.partial = self.path.parent / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.partial"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.partial, flags, 0o644)
-        self._fh: TextIO | None = os.fdopen(fd, "w", encoding="utf-8")
-        self.rows = 0
-
-    def write(self, row: dict[str, Any]) -> None:
-        """Append one row and flush it to the OS (it survives a crash of this process)."""
-        if self._fh is None:
-            raise ValueError("run file already closed")
-        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
-        self.rows += 1
-
-    def commit(self) -> Path:
-        """fsync, then atomically replace the destination with the partial file."""
-        if self._fh is None:
-            raise ValueError("run file already closed")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        self._fh = None
-        os.replace(self.partial, self.path)
-        try:  # make the rename itself durable
-            dfd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:  # pragma: no cover - some filesystems refuse fsync on a directory
-            pass
-        return self.path
-
-    def abort(self) -> Path | None:
-        """Close without touching the destination; keep the partial file if it has rows.
-
-        Returns
-        -------
-        Path or None
-            The kept partial file (holding every finished question), or None.
-        """
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        if self.rows == 0:
-            self.partial.unlink(missing_ok=True)
-            return None
-        return self.partial
+class RunFileWriter(OutputFile):
+    """Write JSONL rows to a partial file and move it over ``path`` on :meth:`commit`
+    (:class:`chronorag.graphs.output.OutputFile`, the writer of every output file)."""
 
 
 def load_run(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -187,6 +95,7 @@ def load_run(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[
             raise DataFormatError(f"{p}:{lineno}: expected a JSON object, got {type(r).__name__}")
         if r.get("record") == "run":
             run = r
+            r.setdefault("_line", lineno)
             continue
         if not isinstance(r.get("question"), str):
             raise DataFormatError(f"{p}:{lineno}: question record has no 'question' string")

@@ -64,6 +64,8 @@ from typing import Any
 
 from chronorag.errors import DataFormatError, UnknownNameError
 from chronorag.graphs.persist import iter_jsonl
+from chronorag.graphs.text import count_tokens
+from chronorag.graphs.text import tokenizer_name as _tokenizer_name
 from chronorag.metrics import evidence_recall, exact_match, hits_at_k, token_f1
 
 __all__ = [
@@ -140,29 +142,6 @@ def load_questions(path: str | os.PathLike[str], *, limit: int | None = None) ->
 def _qid(q: dict[str, Any], row: int) -> str:
     v = q.get("quid", q.get("id"))
     return str(v) if v is not None and str(v) != "" else f"row{row}"
-
-
-_TOKENIZER: Any = None
-
-
-def count_tokens(texts: Sequence[str]) -> int:
-    """Tokens in ``texts`` with tiktoken's ``cl100k_base`` (whitespace words if unavailable)."""
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        try:
-            import tiktoken
-
-            _TOKENIZER = tiktoken.get_encoding("cl100k_base")
-        except Exception:  # noqa: BLE001 - no tiktoken or no cached vocabulary offline
-            _TOKENIZER = False
-    if _TOKENIZER is False:
-        return sum(len(str(t).split()) for t in texts)
-    return sum(len(_TOKENIZER.encode(str(t), disallowed_special=())) for t in texts)
-
-
-def _tokenizer_name() -> str:
-    count_tokens([])
-    return "tiktoken:cl100k_base" if _TOKENIZER else "whitespace"
 
 
 def _gold_text(golds: Sequence[str]) -> str:

@@ -32,14 +32,13 @@ from chronorag.graphs.encoders import (
     CachedEncoder,
     EmbeddingCache,
     Encoder,
+    FrameworkEncoder,
     as_encoder,
     make_encoder,
 )
+from chronorag.graphs.index_files import IndexFiles
 from chronorag.graphs.persist import (
     check_output_dir,
-    load_npy,
-    read_json,
-    snapshot,
     write_index,
     write_json,
 )
@@ -53,6 +52,13 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
                 "October", "November", "December")
 
 INDEX_FORMAT_VERSION = 1
+
+#: ``index.json``'s encoder kind for an index embedded with LlamaIndex ``Settings.embed_model``
+SETTINGS_ENCODER = "settings"
+
+
+class _Changed(Exception):
+    """The index was rebuilt since it was loaded: do not add files computed from the old one."""
 
 
 def default_cache_path() -> Path:
@@ -117,6 +123,8 @@ class EventIndex:
     _events_of_triple: tuple[np.ndarray, np.ndarray] | None = None
     _name_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _event_vectors: np.ndarray | None = None
+    #: the version :meth:`load` opened; lazily read files come from it (never the live links)
+    _files: IndexFiles | None = None
 
     def event_vectors(self, *, save: bool = True, batch_size: int = 50_000) -> np.ndarray:
         """Unit vectors of every event's dated sentence (:func:`dated_event_texts`), one row per event.
@@ -128,8 +136,8 @@ class EventIndex:
         """
         if self._event_vectors is None:
             f = None if self.path is None else self.path / "event_vectors.npy"
-            if f is not None and f.exists():
-                vecs = np.load(f)
+            if self._files is not None and self._files.has("event_vectors.npy"):
+                vecs = self._files.npy("event_vectors.npy", ndim=2)
                 if len(vecs) != len(self.store):
                     raise IndexFormatError(f"{f} has {len(vecs)} rows for {len(self.store)} events; delete it "
                                            "to re-embed")
@@ -141,11 +149,29 @@ class EventIndex:
                                             dtype=np.float32))
                 vecs = np.concatenate(parts) if parts else np.zeros((0, self.vectors.vectors.shape[1]), np.float32)
                 if save and f is not None:
-                    tmp = f.with_name(f".event_vectors.{os.getpid()}.npy")
-                    np.save(tmp, vecs)
-                    os.replace(tmp, f)  # atomic: a reader sees the old state or the whole file
+                    self._save_event_vectors(vecs)
             self._event_vectors = vecs
         return self._event_vectors
+
+    def _save_event_vectors(self, vecs: np.ndarray) -> None:
+        """Add ``event_vectors.npy`` to the index as a new version (skipped while another
+        process writes it, or when the index changed since it was loaded)."""
+        from chronorag.errors import IndexBusyError
+
+        assert self.path is not None
+        try:
+            with write_index(self.path, update=True) as tmp:
+                live = IndexFiles(self.path)
+                try:
+                    same = live.has("store.json") and live.json("store.json").get("fingerprint") == \
+                        self.store.fingerprint()
+                finally:
+                    live.close()
+                if not same:
+                    raise _Changed
+                np.save(tmp / "event_vectors.npy", vecs)
+        except (_Changed, IndexBusyError):
+            pass
 
     def name_vectors(self, kind: str) -> np.ndarray:
         """Unit vectors of the entity (``kind="entity"``) or relation names, one row per id.
@@ -156,15 +182,16 @@ class EventIndex:
         if kind not in ("entity", "relation"):
             raise ValueError(f"kind must be 'entity' or 'relation', got {kind!r}")
         if kind not in self._name_vectors:
-            f = None if self.path is None else self.path / f"{kind}_vectors.npy"
+            name = f"{kind}_vectors.npy"
             names = self.store.entities if kind == "entity" else self.store.relations
-            if f is not None and f.exists():
-                vecs = load_npy(f)
+            if self._files is not None and self._files.has(name):
+                vecs = self._files.npy(name, ndim=2)
             else:
                 enc = CachedEncoder(self.encoder, EmbeddingCache(default_cache_path()))
                 vecs = enc.encode(names)
             if len(vecs) != len(names):
-                raise IndexFormatError(f"{kind}_vectors has {len(vecs)} rows for {len(names)} names")
+                raise IndexFormatError(f"{self.path}/{kind}_vectors.npy has {len(vecs)} rows for {len(names)} "
+                                       f"names; rebuild the index: `chronorag ingest KG --out {self.path}`")
             self._name_vectors[kind] = vecs
         return self._name_vectors[kind]
 
@@ -173,6 +200,8 @@ class EventIndex:
         """The query encoder matching the one used at build time (loaded lazily)."""
         if self._encoder is None:
             kind = self.meta.get("encoder")
+            if kind == SETTINGS_ENCODER:
+                return self._settings_encoder()
             if kind is None:
                 raise IndexFormatError(
                     f"index {self.path} was built with a custom encoder "
@@ -180,6 +209,19 @@ class EventIndex:
                 )
             kwargs = dict(self.meta.get("encoder_kwargs", {}))
             self._encoder = self._check_dim(make_encoder(kind, **kwargs))
+        return self._encoder
+
+    def _settings_encoder(self) -> Encoder:
+        """``Settings.embed_model`` for an index built with it, checked to be the same model."""
+        enc = as_encoder(None)
+        want = self.meta.get("model_id")
+        if not isinstance(enc, FrameworkEncoder) or enc.model_id != want:
+            got = enc.model_id if isinstance(enc, FrameworkEncoder) else "none set"
+            raise IndexFormatError(
+                f"index {self.path} was built with LlamaIndex Settings.embed_model ({want!r}); set "
+                f"Settings.embed_model to that model before searching (now: {got!r}), or assign "
+                "`index.encoder = ...`")
+        self._encoder = self._check_dim(enc)
         return self._encoder
 
     @encoder.setter
@@ -251,42 +293,51 @@ class EventIndex:
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], *, gpu: bool | None = None) -> EventIndex:
-        """Load an index directory written by :func:`build_event_index`."""
+        """Load an index directory written by :func:`build_event_index`.
+
+        Every file is read from one version of the index, checked against its build-time
+        fingerprint (:class:`~chronorag.graphs.index_files.IndexFiles`); files read later
+        (:meth:`name_vectors`, :meth:`event_vectors`) come from that same version, even
+        after a concurrent rebuild.
+        """
         shown = Path(directory)
-        d = snapshot(shown)  # one version, even while a writer replaces the index
-        meta_path = d / "index.json"
-        if not meta_path.exists():
+        files = IndexFiles(shown)  # one version, even while a writer replaces the index
+        if not files.has("index.json"):
             raise IndexFormatError(
-                f"{d} is not a chronorag index directory (no index.json); build one with "
+                f"{shown} is not a chronorag index directory (no index.json); build one with "
                 "`chronorag ingest KG.tsv.gz --out DIR`"
             )
-        meta = read_json(meta_path)
-        if meta.get("format") != INDEX_FORMAT_VERSION:
-            raise IndexFormatError(f"{d}: index format {meta.get('format')!r}, expected {INDEX_FORMAT_VERSION}")
-        store = TemporalEventStore.load(d)
+        meta = files.json("index.json")
+        if not isinstance(meta, dict) or meta.get("format") != INDEX_FORMAT_VERSION:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise IndexFormatError(f"{shown}: index format {fmt!r}, expected {INDEX_FORMAT_VERSION}; "
+                                   f"rebuild it: `chronorag ingest KG --out {shown}`")
+        store = TemporalEventStore.load(files)
         fp = meta.get("store_fingerprint")
         if fp is not None and fp != store.fingerprint():
             raise IndexFormatError(
                 f"{shown}: index.json was built for another event store (fingerprint {fp}, the "
                 f"store here is {store.fingerprint()}); rebuild the index with `chronorag ingest`")
-        triples, toe = load_npy(d / "triples.npy"), load_npy(d / "triple_of_event.npy")
-        vectors = VectorIndex.load(d, gpu=gpu)
+        triples = files.npy("triples.npy", ndim=1)
+        toe = files.npy("triple_of_event.npy", ndim=1)
+        vectors = VectorIndex.load(files, gpu=gpu)
         n = len(store)
-        if (len(toe) != n or (n and (int(triples.max()) >= n or int(toe.max()) >= len(triples)))
+        if (len(toe) != n or (n and (int(triples.max()) >= n or int(toe.max()) >= len(triples)
+                                     or int(triples.min()) < 0 or int(toe.min()) < 0))
                 or len(vectors) != len(triples)):
             raise IndexFormatError(
                 f"{shown}: triples.npy/triple_of_event.npy/vectors.npy do not match the event store "
                 f"({len(triples)} triples, {len(toe)} event rows, {len(vectors)} vectors for {n} "
                 "events); a file comes from another index; rebuild it with `chronorag ingest`")
         return cls(store=store, triples=triples, triple_of_event=toe, vectors=vectors,
-                   meta=meta, path=shown)
+                   meta=meta, path=shown, _files=files)
 
 
 def build_event_index(
     store: TemporalEventStore,
     out_dir: str | os.PathLike[str],
     *,
-    encoder: Encoder | str = "minilm",
+    encoder: Encoder | str | None = None,
     encoder_kwargs: dict[str, Any] | None = None,
     cache: EmbeddingCache | str | os.PathLike[str] | None = None,
     index_kind: str = "flat",
@@ -300,11 +351,14 @@ def build_event_index(
         The events.
     out_dir : path-like
         Index directory; replaced only when the whole build succeeds.
-    encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings
+    encoder : Encoder, str, LlamaIndex BaseEmbedding or LangChain Embeddings, optional
         An encoder, a kind for :func:`~chronorag.graphs.encoders.make_encoder`, or a
         framework embedding model (see :func:`~chronorag.graphs.encoders.as_encoder`).
-        An encoder instance is recorded by its ``model_id`` only; pass a kind to let
-        :meth:`EventIndex.load` rebuild the matching query encoder.
+        ``None`` (default): LlamaIndex ``Settings.embed_model`` when the user set one
+        (recorded as ``"settings"``: :meth:`EventIndex.load` then queries with
+        ``Settings.embed_model`` again, after checking it is the same model), else the
+        bundled MiniLM. An encoder instance is recorded by its ``model_id`` only; pass a
+        kind to let :meth:`EventIndex.load` rebuild the matching query encoder.
     encoder_kwargs : dict, optional
         Constructor arguments when ``encoder`` is a kind (recorded in ``index.json``).
     cache : EmbeddingCache or path, optional
@@ -318,10 +372,16 @@ def build_event_index(
         raise ValueError("cannot index an empty event store")
     check_output_dir(out_dir)  # refuse a foreign directory before the slow part
     timings: dict[str, float] = {}
-    kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
     t0 = time.perf_counter()  # includes the one-time distillation of the static encoder
-    enc = (make_encoder(encoder, progress=progress, **(encoder_kwargs or {}))
-           if isinstance(encoder, str) else as_encoder(encoder))
+    if encoder is None:  # LlamaIndex Settings.embed_model when set, else MiniLM
+        enc = as_encoder(None)
+        kind = SETTINGS_ENCODER if isinstance(enc, FrameworkEncoder) else "minilm"
+        if kind == "minilm" and encoder_kwargs:
+            enc = make_encoder("minilm", progress=progress, **encoder_kwargs)
+    else:
+        kind = encoder if isinstance(encoder, str) else getattr(encoder, "kind", None)
+        enc = (make_encoder(encoder, progress=progress, **(encoder_kwargs or {}))
+               if isinstance(encoder, str) else as_encoder(encoder))
     timings["encoder_load_s"] = time.perf_counter() - t0
     if cache is None:
         cache = default_cache_path()

@@ -141,6 +141,9 @@ def _rows_jsonl(fh: io.TextIOBase) -> Iterator[tuple[int, dict[str, Any] | str]]
         except json.JSONDecodeError as exc:
             yield lineno, f"invalid JSON ({exc.msg})"
             continue
+        except RecursionError:
+            yield lineno, "JSON nested too deeply"
+            continue
         if not isinstance(rec, dict):
             yield lineno, f"expected a JSON object, got {type(rec).__name__}"
             continue
@@ -225,6 +228,9 @@ def read_events(
                     report.examples.append(f"{p.name}:{lineno}: {reason}")
         except UnicodeDecodeError as exc:
             raise DataFormatError(f"{p}: not UTF-8 text near line {report.n_lines + 1}: {exc}") from None
+        except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
+            raise DataFormatError(f"{p}: unreadable CSV near line {report.n_lines + 1} ({exc}); a field that "
+                                  "long is usually an unbalanced quote") from None
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             from chronorag.graphs.persist import gzip_error_message
 

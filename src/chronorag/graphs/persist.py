@@ -141,6 +141,14 @@ def _target(path: str | os.PathLike[str]) -> Path:
 _MARKER_KEYS = {"store.json": {"format", "n_events"}, "index.json": {"format", "n_triples"},
                 "tgrag.json": {"format", "periods"}, "rule_graph.json": {"format", "labels"},
                 "vector_index.json": {"kind", "hnsw_m"}, "topg.json": {"format", "dim"}}
+#: ... and the files chronorag always wrote next to it: a user's own ``store.json`` with
+#: the right keys but none of these is not an index (its files would be adopted and pruned).
+_MARKER_COMPANIONS = {"store.json": ("events.npz", "vocab.json"),
+                      "index.json": ("store.json", "events.npz", "triples.npy", "vectors.npy"),
+                      "tgrag.json": ("tskg.json", "tgrag_vectors.npz"),
+                      "rule_graph.json": ("rule_graph.npz",),
+                      "vector_index.json": ("vectors.npy",),
+                      "topg.json": ("passages.json", "propositions.json", "prop_vectors.npy")}
 
 
 def _is_legacy_index(p: Path) -> bool:
@@ -151,10 +159,12 @@ def _is_legacy_index(p: Path) -> bool:
         try:
             if not f.is_file() or f.stat().st_size > 64 << 20:
                 continue
+            if not all((p / c).is_file() for c in _MARKER_COMPANIONS[name]):
+                continue
             obj = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
-        if isinstance(obj, dict) and keys <= obj.keys():
+        if isinstance(obj, dict) and keys <= obj.keys() and isinstance(obj.get("format", 1), int):
             return True
     return False
 
@@ -272,10 +282,11 @@ def index_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
     admin = p / ADMIN_DIR
     created_admin = not admin.exists()
     p.mkdir(parents=True, exist_ok=True)
+    _check_admin(admin)
     admin.mkdir(exist_ok=True)
     lock_path = admin / _LOCK
     while True:
-        fh = open(lock_path, "a+")
+        fh = _open_lock(lock_path)
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -316,6 +327,37 @@ def index_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
                         p.rmdir()
         finally:
             fh.close()
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _check_admin(admin: Path) -> None:
+    """Refuse an administrative directory that is a symbolic link (someone else's files)."""
+    if admin.is_symlink() or (admin.exists() and not admin.is_dir()):
+        raise _errors().OutputExistsError(
+            f"{admin} is a symbolic link or not a directory; chronorag keeps its index versions "
+            "there and will not write through it. Remove it, or write the index elsewhere")
+
+
+def _open_lock(lock_path: Path) -> Any:
+    """Open (create) the lock file without following a symbolic link, as a regular file."""
+    import stat
+
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _errors().OutputExistsError(
+                f"{lock_path} is a symbolic link; chronorag will not open its lock file through "
+                "it (that would write to the link's target). Remove the link and run again") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _errors().OutputExistsError(
+            f"{lock_path} is not a regular file; remove it and run again")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "r+", encoding="utf-8")
 
 
 def recover(path: str | os.PathLike[str], *, _locked: bool = False) -> None:
@@ -405,8 +447,10 @@ def _sync_links(p: Path, live: Path, *, replace_real: bool) -> None:
     for name in names:
         e = p / name
         if e.is_symlink():
-            if os.readlink(e) != _link_name(name):
-                _replace_with_link(e, _link_name(name))
+            target = os.readlink(e)
+            if target != _link_name(name) and target.startswith(f"{ADMIN_DIR}/"):
+                _replace_with_link(e, _link_name(name))  # ours, from an older scheme
+            # a link the user made elsewhere is theirs: never replaced
         elif not e.exists() or (e.is_file() and name in LEGACY_FILES
                                 and (replace_real or _same(e, live / name))):
             _replace_with_link(e, _link_name(name))
@@ -417,16 +461,21 @@ def _sync_links(p: Path, live: Path, *, replace_real: bool) -> None:
 
 
 # ---------------------------------------------------------------------------- write
-def _fsync_tree(d: Path) -> list[str]:
-    names = []
+def _fsync_tree(d: Path) -> dict[str, dict[str, int]]:
+    """fsync every file under ``d``; return each file's fingerprint (size and CRC-32)."""
+    prints: dict[str, dict[str, int]] = {}
     for root, _dirs, files in os.walk(d):
         for f in files:
             fp = os.path.join(root, f)
+            crc, size = 0, 0
             with open(fp, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 22), b""):
+                    crc = zlib.crc32(block, crc)
+                    size += len(block)
                 os.fsync(fh.fileno())
-            names.append(os.path.relpath(fp, d))
+            prints[os.path.relpath(fp, d)] = {"size": size, "crc32": crc}
         _fsync_dir(Path(root))
-    return sorted(names)
+    return dict(sorted(prints.items()))
 
 
 def _fsync_dir(d: Path) -> None:
@@ -469,9 +518,11 @@ def _adopt_legacy(p: Path, admin: Path) -> None:
 
 
 def _commit(p: Path, admin: Path, v: Path, *, adopting: bool = False) -> None:
-    names = _fsync_tree(v)
+    prints = _fsync_tree(v)
     with open(v / _COMPLETE, "w", encoding="utf-8") as fh:
-        json.dump({"files": names, "pid": os.getpid(), "time": time.time()}, fh)
+        # the fingerprints let every reader tell a damaged or swapped file (index_files.py)
+        json.dump({"files": list(prints), "fingerprints": prints, "pid": os.getpid(),
+                   "time": time.time()}, fh)
         fh.flush()
         os.fsync(fh.fileno())
     _fsync_dir(v)
@@ -502,6 +553,10 @@ def _check_foreign(p: Path, v: Path, live: Path | None) -> None:
         if e.name == _COMPLETE:
             continue
         t = p / e.name
+        if t.is_symlink() and not os.readlink(t).startswith(f"{ADMIN_DIR}/"):
+            raise _errors().OutputExistsError(
+                f"{t} is a symbolic link chronorag did not make (to {os.readlink(t)}), but the index "
+                "needs that name; remove the link and run again")
         if t.exists() and not t.is_symlink() and not (live is not None and _same(t, live / e.name)):
             raise _errors().OutputExistsError(
                 f"{t} is not a file chronorag wrote, but the index needs that name; move it "
@@ -556,6 +611,11 @@ def write_index(path: str | os.PathLike[str], *, update: bool = False) -> Iterat
                             _link_or_copy(e, v / e.name)
             _check_foreign(p, v, _current(admin))
             _commit(p, admin, v)
+        except OSError as exc:
+            shutil.rmtree(v, ignore_errors=True)
+            if exc.filename is None:  # e.g. a full disk inside numpy or faiss: name the index
+                raise type(exc)(exc.errno or errno.EIO, exc.strerror or str(exc), str(p)) from exc
+            raise
         except BaseException:
             shutil.rmtree(v, ignore_errors=True)
             raise

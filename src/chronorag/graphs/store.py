@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import DataFormatError, IndexFormatError, UnknownNameError
-from chronorag.graphs.persist import load_npz, read_json, snapshot, write_index, write_json
+from chronorag.graphs.persist import write_index, write_json
 from chronorag.graphs.time import (
     POS_INF,
     Granularity,
@@ -623,52 +623,54 @@ class TemporalEventStore:
             self.write(tmp)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> TemporalEventStore:
+    def load(cls, directory: str | os.PathLike[str] | Any) -> TemporalEventStore:
         """Load a store written by :meth:`write`/:meth:`save`.
+
+        ``directory`` is an index directory, or an opened
+        :class:`~chronorag.graphs.index_files.IndexFiles` (one version, fingerprint-checked).
 
         Raises
         ------
         IndexFormatError
-            When files are missing or of another format version.
+            When files are missing, damaged, of another format version, or from another store.
         """
-        shown = Path(directory)
-        d = snapshot(shown)
-        meta_path = d / "store.json"
-        if not meta_path.exists():
-            raise IndexFormatError(f"{shown} is not a chronorag event store (no store.json)")
-        meta = read_json(meta_path)
-        if meta.get("format") != STORE_FORMAT_VERSION:
+        from chronorag.graphs.index_files import IndexFiles
+
+        files = IndexFiles.open(directory)
+        shown = files.shown
+        if not files.has("store.json"):
+            raise IndexFormatError(f"{shown} is not a chronorag event store (no store.json); build one "
+                                   f"with `chronorag ingest KG --out {shown}`")
+        meta = files.json("store.json")
+        if not isinstance(meta, dict) or meta.get("format") != STORE_FORMAT_VERSION:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
             raise IndexFormatError(
-                f"{shown}: store format {meta.get('format')!r}, this chronorag reads {STORE_FORMAT_VERSION}"
+                f"{shown}: store format {fmt!r}, this chronorag reads {STORE_FORMAT_VERSION}; rebuild it "
+                f"with `chronorag ingest KG --out {shown}`"
             )
-        cols = load_npz(d / "events.npz", keys=("subject", "relation", "object", "t_lo", "t_hi",
-                                                   "g_start", "g_end"))
-        vocab = read_json(d / "vocab.json")
+        cols = files.npz("events.npz", keys=("subject", "relation", "object", "t_lo", "t_hi",
+                                             "g_start", "g_end"))
+        vocab = files.json("vocab.json")
         extra: dict[str, list[str | None] | None] = {}
         for name in ("texts", "attrs"):
-            p = d / f"{name}.jsonl"
-            try:
-                extra[name] = (
-                    [json.loads(line) for line in p.open(encoding="utf-8")] if p.exists() else None
-                )
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise IndexFormatError(f"{shown / p.name} is damaged or truncated ({exc}); rebuild "
-                                       "the index") from None
+            extra[name] = files.jsonl(f"{name}.jsonl") if files.has(f"{name}.jsonl") else None
         try:
             store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra)
-        except (IndexFormatError, KeyError, TypeError) as exc:
+        except (IndexFormatError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise IndexFormatError(f"{shown}: events.npz, vocab.json and store.json do not match "
-                                   f"({exc}); rebuild the index") from None
-        if len(store) != meta["n_events"]:
-            raise IndexFormatError(f"{shown}: {len(store)} events read, store.json says {meta['n_events']}")
+                                   f"({exc}); rebuild the index: `chronorag ingest KG --out {shown}`") from None
+        if len(store) != meta.get("n_events"):
+            raise IndexFormatError(f"{shown}: {len(store)} events read, store.json says {meta.get('n_events')}; "
+                                   f"rebuild the index: `chronorag ingest KG --out {shown}`")
         fp = meta.get("fingerprint")
         if fp is not None and fp != store.fingerprint():
             raise IndexFormatError(
                 f"{shown}: events.npz/vocab.json do not belong to this store.json (fingerprint "
                 f"{store.fingerprint()}, store.json says {fp}); a file was copied from another "
-                "index; rebuild the index")
-        if len(store) and (max(int(store.subject.max()), int(store.object.max())) >= len(store.entities)
+                f"index; rebuild the index: `chronorag ingest KG --out {shown}`")
+        if len(store) and (min(int(store.subject.min()), int(store.object.min()), int(store.relation.min())) < 0
+                           or max(int(store.subject.max()), int(store.object.max())) >= len(store.entities)
                            or int(store.relation.max()) >= len(store.relations)):
             raise IndexFormatError(f"{shown}: events.npz refers to names missing from vocab.json; "
-                                   "rebuild the index")
+                                   f"rebuild the index: `chronorag ingest KG --out {shown}`")
         return store

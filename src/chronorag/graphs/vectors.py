@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import IndexFormatError, missing_extra
-from chronorag.graphs.persist import load_npy, read_json, write_json
+from chronorag.graphs.persist import write_json
 
 __all__ = ["INDEX_KINDS", "VectorIndex", "faiss_available", "gpu_available"]
 
@@ -195,27 +195,51 @@ class VectorIndex:
         write_json(d / "vector_index.json", {"kind": self.kind, **self.params})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], *, gpu: bool | None = None) -> VectorIndex:
-        """Load an index written by :meth:`save` (a flat index is rebuilt from the vectors)."""
-        d = Path(directory)
-        meta_path = d / "vector_index.json"
-        if not meta_path.exists() or not (d / "vectors.npy").exists():
-            raise IndexFormatError(f"{d} holds no chronorag vector index")
-        meta = read_json(meta_path)
+    def load(cls, directory: str | os.PathLike[str] | Any, *, gpu: bool | None = None) -> VectorIndex:
+        """Load an index written by :meth:`save` (a flat index is rebuilt from the vectors).
+
+        ``directory`` is an index directory or an opened
+        :class:`~chronorag.graphs.index_files.IndexFiles`; every file, ``hnsw.faiss``
+        included, is checked against its build-time fingerprint, and an HNSW file must
+        hold exactly the stored vectors (a file copied from another index is refused).
+        """
+        from chronorag.graphs.index_files import IndexFiles
+
+        files = IndexFiles.open(directory)
+        if not files.has("vector_index.json") or not files.has("vectors.npy"):
+            raise files.missing("vector_index.json" if not files.has("vector_index.json") else "vectors.npy",
+                                "the vector index")
+        meta = files.json("vector_index.json")
         obj = cls.__new__(cls)
-        obj.vectors = load_npy(d / "vectors.npy")
-        if obj.vectors.ndim != 2:
-            raise IndexFormatError(f"{d / 'vectors.npy'} is not a 2-D array; rebuild the index")
-        obj.kind = meta["kind"]
-        obj.params = {k: meta[k] for k in ("hnsw_m", "ef_construction", "ef_search")}
+        obj.vectors = files.npy("vectors.npy", ndim=2)
+        with files.parsing("vector_index.json"):
+            obj.kind = str(meta["kind"])
+            if obj.kind not in INDEX_KINDS:
+                raise ValueError(f"unknown index kind {obj.kind!r}")
+            obj.params = {k: int(meta[k]) for k in ("hnsw_m", "ef_construction", "ef_search")}
+        if obj.vectors.dtype != np.float32 or len(obj.vectors) == 0:
+            raise files.damaged("vectors.npy", f"{obj.vectors.dtype} array of shape {obj.vectors.shape}, "
+                                               "expected non-empty float32 vectors")
         obj._gpu = gpu_available() if gpu is None else bool(gpu)
-        if obj.kind == "hnsw" and (d / "hnsw.faiss").exists():
-            try:
-                obj._index = _faiss().read_index(str(d / "hnsw.faiss"))
-            except RuntimeError as exc:
-                raise IndexFormatError(f"{d / 'hnsw.faiss'} is damaged or truncated ({exc}); "
-                                       "rebuild the index") from None
+        if obj.kind == "hnsw" and files.has("hnsw.faiss"):
+            obj._index = files.faiss("hnsw.faiss")
+            _check_same_vectors(files, obj._index, obj.vectors)
             obj._index.hnsw.efSearch = int(obj.params["ef_search"])
         else:
             obj._index = obj._build()
         return obj
+
+
+def _check_same_vectors(files: Any, index: Any, vectors: np.ndarray) -> None:
+    """Refuse a FAISS file that does not hold ``vectors`` (size, dimension, sampled rows)."""
+    n, d = vectors.shape
+    if int(getattr(index, "ntotal", -1)) != n or int(getattr(index, "d", -1)) != d:
+        raise files.damaged("hnsw.faiss", f"it holds {getattr(index, 'ntotal', '?')} vectors of dimension "
+                                          f"{getattr(index, 'd', '?')}, vectors.npy {n} of dimension {d}")
+    rows = np.unique(np.linspace(0, n - 1, num=min(n, 16)).astype(np.int64))
+    try:
+        got = np.stack([index.reconstruct(int(i)) for i in rows])
+    except RuntimeError:  # an index kind that cannot reconstruct: size and dimension checked
+        return
+    if not np.allclose(got, vectors[rows], atol=1e-5):
+        raise files.damaged("hnsw.faiss", "its vectors differ from vectors.npy: copied from another index")

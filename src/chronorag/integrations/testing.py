@@ -193,7 +193,7 @@ class ScriptedOpenAIServer:
         usage = {
             "prompt_tokens": _count_tokens(_prompt_text(req)),
             "completion_tokens": _count_tokens(content or "") + sum(
-                _count_tokens(c["function"]["arguments"]) for c in calls),
+                _count_tokens(str(c["function"]["arguments"])) for c in calls),  # type: ignore[index,misc]
         }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         cid = f"chatcmpl-{len(self.requests)}"

@@ -15,14 +15,37 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 
-__all__ = ["DenseEventRetriever", "event_node"]
+__all__ = ["DenseEventRetriever", "event_node", "flat_metadata"]
+
+
+def flat_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """Metadata a flat-metadata vector store accepts (values ``str``, ``int``, ``float`` or ``None``).
+
+    Lists and tuples become comma-joined strings (``[3, 17]`` -> ``"3,17"``), other values
+    their ``str``; numpy scalars become Python numbers. LlamaIndex's
+    ``node_to_metadata_dict(node, flat_metadata=True)`` (used by Chroma, Qdrant, ...) then
+    takes the node as it is.
+    """
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if v is None or isinstance(v, (str, int, float)):
+            out[k] = v
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            out[k] = ",".join(str(x.item() if isinstance(x, np.generic) else x) for x in v)
+        else:
+            out[k] = str(v)
+    return out
 
 
 def event_node(index: EventIndex, event_id: int, score: float, **extra: Any) -> NodeWithScore:
-    """A ``NodeWithScore`` for one event: dated sentence as text, fields as metadata."""
+    """A ``NodeWithScore`` for one event: dated sentence as text, fields as flat metadata
+    (see :func:`flat_metadata`), all hidden from the LLM and the embedder."""
     ev = index.store.event(int(event_id))
     meta = {
         "event_id": ev.id,
@@ -34,6 +57,7 @@ def event_node(index: EventIndex, event_id: int, score: float, **extra: Any) -> 
         "end": ev.end,
         **extra,
     }
+    meta = flat_metadata(meta)
     node = TextNode(text=ev.verbalize(), id_=f"event-{ev.id}", metadata=meta,
                     excluded_embed_metadata_keys=list(meta), excluded_llm_metadata_keys=list(meta))
     return NodeWithScore(node=node, score=float(score))
@@ -50,9 +74,10 @@ class DenseEventRetriever(TemporalRetriever):
         Number of events returned (default 10).
     triple_top_k : int
         Triples fetched from FAISS before expansion (default ``4 * similarity_top_k``).
-    time_filter : TimeFilter, dict or MetadataFilters, optional
-        A default time filter for every query; ``retrieve(q, time_filter=...)`` overrides it
-        for one query.
+    time_filter, filters : TimeFilter, dict or MetadataFilters, optional
+        A default time filter for every query (``filters=`` is the same setting under
+        ``VectorIndexRetriever``'s name); ``retrieve(q, time_filter=...)`` replaces it for
+        one query.
     begin_time, end_time, type : str, optional
         Shorthand for ``time_filter=TimeFilter(begin_time, end_time, type)``.
 
@@ -83,12 +108,12 @@ class DenseEventRetriever(TemporalRetriever):
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type_name(index)}")
         if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
         if triple_top_k is not None and (not isinstance(triple_top_k, int) or triple_top_k < 1):
-            raise ValueError(f"triple_top_k must be an int >= 1, got {triple_top_k!r}")
+            raise ConfigError(f"triple_top_k must be an int >= 1, got {triple_top_k!r}")
         if begin_time is not None or end_time is not None or type is not None:
             if time_filter is not None:
-                raise ValueError("give either time_filter or begin_time/end_time/type, not both")
+                raise ConfigError("give either time_filter or begin_time/end_time/type, not both")
             time_filter = TimeFilter(begin_time=begin_time or "-inf", end_time=end_time or "inf",
                                      type=type or "in/on")  # type: ignore[arg-type]
         self._index = index

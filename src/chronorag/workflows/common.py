@@ -60,7 +60,7 @@ def graph_context(cls: type[T]) -> type[T]:
         init(self, **{k: v for k, v in kwargs.items() if k in names})
         object.__setattr__(self, _GIVEN, frozenset(k for k in kwargs if k in names))
 
-    cls.__init__ = __init__  # type: ignore[misc]
+    setattr(cls, "__init__", __init__)  # noqa: B010  (mypy forbids assigning to a method)
     return cls
 
 

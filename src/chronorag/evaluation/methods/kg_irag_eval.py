@@ -26,7 +26,6 @@ Per question:
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -34,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from chronorag.graphs.output import OutputFile
 from chronorag.graphs.time import parse_time
 from chronorag.integrations.llm import fallbacks, query_scope, resolve_llm
 from chronorag.workflows.kg_irag.engine import normalize_answer
@@ -44,22 +44,16 @@ from chronorag.workflows.kg_irag.reference import NO_ANSWER, NO_NEED
 __all__ = ["aggregate", "evaluate", "score_one", "token_counter"]
 
 _LABELS = ("yes", "no", NO_NEED, NO_ANSWER)
+#: the scores of an error row: a miss (and a hallucination, as any wrong answer)
+_MISS = {"accuracy": 0.0, "em": 0.0, "f1": 0.0, "hit_rate": 0.0, "sd_recall": 0.0, "hallucination": 1.0,
+         "hallucination_ab": 1.0, "hal_a": 0.0, "hal_b": 1.0, "hal_c": 0.0}
 
 
 def token_counter() -> tuple[Any, str]:
-    """``(count(text) -> int, unit)``: tiktoken ``cl100k_base`` if available, else words."""
-    try:
-        import tiktoken
+    """``(count(text) -> int, unit)``: the one token counter, :func:`chronorag.graphs.text.count_tokens`."""
+    from chronorag.graphs.text import count_tokens, tokenizer_name
 
-        if "TIKTOKEN_CACHE_DIR" not in os.environ:  # the copy LlamaIndex ships (offline)
-            import llama_index.core
-
-            os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(
-                os.path.dirname(llama_index.core.__file__), "_static", "tiktoken_cache")
-        enc = tiktoken.get_encoding("cl100k_base")
-        return (lambda t: len(enc.encode(t))), "cl100k_base"
-    except Exception:  # noqa: BLE001 - offline without a cache: report words instead, named
-        return (lambda t: len(t.split())), "words"
+    return count_tokens, tokenizer_name()
 
 
 def _plan_of(q: Mapping[str, Any], kg: RecordKG) -> Plan:
@@ -148,7 +142,10 @@ def evaluate(questions: Iterable[Mapping[str, Any]], *, kg: RecordKG, method: st
         An LLM for LLM1/LLM2 (anything ``resolve_llm`` takes); ``None`` = no-LLM mode
         (the environment is not consulted).
     out_path : path, optional
-        Write one JSON record per question.
+        Write one JSON record per question, through
+        :class:`chronorag.graphs.output.OutputFile` (partial file, moved into place at the
+        end; the caller checks the path against its inputs first). A question that raises
+        becomes an error row (scored as a miss) and is counted in ``errors``.
     **settings
         Graph settings (``t_max``, ``theta``, ``gamma``, ``lam``, ...).
 
@@ -176,35 +173,46 @@ def evaluate(questions: Iterable[Mapping[str, Any]], *, kg: RecordKG, method: st
         from tqdm.auto import tqdm
 
         it = tqdm(qs, desc=f"kg-irag eval ({method})", unit="q")
-    fh = open(out_path, "w", encoding="utf-8") if out_path is not None else None
+    out_file = OutputFile(out_path) if out_path is not None else None
     try:
         for q in it:
             qid = str(q["id"])
             t0 = time.perf_counter()
-            with query_scope(qid):
-                out = g.invoke({"question": q["question"]})
-            dt_ms = (time.perf_counter() - t0) * 1000
-            rec = {"id": qid, "type": q["type"], "question": q["question"], "gold": q["answer"],
-                   "answer": out.get("answer"), "latency_ms": round(dt_ms, 3),
-                   "iterations": int(out.get("iterations") or 0), "stopped_by": out.get("stopped_by"),
-                   "evidence_facts": len(out.get("evidence_ids") or []),
-                   "evidence_tokens": sum(count(t) for t in out.get("evidence") or []),
-                   **score_one(q, out, kg)}
+            try:
+                with query_scope(qid):
+                    out = g.invoke({"question": q["question"]})
+                rec = {"id": qid, "type": q["type"], "question": q["question"], "gold": q["answer"],
+                       "answer": out.get("answer"), "latency_ms": round((time.perf_counter() - t0) * 1000, 3),
+                       "iterations": int(out.get("iterations") or 0), "stopped_by": out.get("stopped_by"),
+                       "evidence_facts": len(out.get("evidence_ids") or []),
+                       "evidence_tokens": sum(count(t) for t in out.get("evidence") or []),
+                       **score_one(q, out, kg), "error": None}
+            except Exception as exc:  # noqa: BLE001 - one bad question must not end the run
+                out = {}
+                rec = {"id": qid, "type": q["type"], "question": q["question"], "gold": q["answer"],
+                       "answer": None, "latency_ms": round((time.perf_counter() - t0) * 1000, 3),
+                       "iterations": 0, "stopped_by": None, "evidence_facts": 0, "evidence_tokens": 0,
+                       **_MISS, "error": f"{type(exc).__name__}: {exc}"[:2000]}
             if chat is not None:
                 led = chat.ledger.summary(qid)
                 rec.update({"llm_calls": led["calls"], "llm_total_tokens": led["total_tokens"],
                             "llm_prompt_tokens": led["prompt_tokens"], "llm_errors": len(out.get("llm_errors") or []),
                             "fallbacks": fallbacks.counts(qid)})
             records.append(rec)
-            if fh is not None:
-                fh.write(json.dumps({**rec, "rationale": out.get("rationale"),
-                                     "evidence_ids": out.get("evidence_ids")}, ensure_ascii=False) + "\n")
-    finally:
-        if fh is not None:
-            fh.close()
+            if out_file is not None:
+                out_file.write_row({**rec, "rationale": out.get("rationale"),
+                                    "evidence_ids": out.get("evidence_ids")})
+        if out_file is not None:
+            out_file.commit()
+    except BaseException as exc:
+        if out_file is not None:
+            kept = out_file.abort()
+            if kept is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"chronorag kg-irag eval: the finished questions are kept in {kept}")
+        raise
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         groups[r["type"]].append(r)
     return {"method": method, "mode": "llm" if chat is not None else "no-llm", "source": kg.spec.source,
-            "token_unit": unit, **aggregate(records),
+            "token_unit": unit, **aggregate(records), "errors": sum(1 for r in records if r.get("error")),
             "by_type": {k: aggregate(v) for k, v in sorted(groups.items())}}

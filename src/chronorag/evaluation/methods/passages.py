@@ -18,7 +18,6 @@ GraphRAG-Bench (``chronorag eval graphrag-bench``)
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
@@ -31,7 +30,8 @@ from typing import Any
 from chronorag.errors import DataFormatError
 from chronorag.graphs.persist import iter_jsonl
 
-__all__ = ["content_words", "evidence_covered", "gold_passages_2wiki", "run_passage_eval"]
+__all__ = ["content_words", "evidence_covered", "gold_passages_2wiki", "load_passage_questions",
+           "run_passage_eval"]
 
 STOP = frozenset(
     "a an the of in on at to for from by with and or but is are was were be been being as that this these "
@@ -95,27 +95,55 @@ def _pct(xs: list[float]) -> float:
     return round(100.0 * sum(xs) / len(xs), 2) if xs else 0.0
 
 
+def load_passage_questions(path: str | os.PathLike[str], *, limit: int | None = None) -> list[dict[str, Any]]:
+    """Read 2Wiki / GraphRAG-Bench questions; each row needs a non-empty ``question`` string.
+
+    Raises
+    ------
+    DataFormatError
+        Naming ``file:line`` for a row that is not an object or has no question.
+    """
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    rows: list[dict[str, Any]] = []
+    for lineno, r in iter_jsonl(questions_path := Path(path)):
+        if not isinstance(r, dict) or not isinstance(r.get("question"), str) or not r["question"].strip():
+            raise DataFormatError(f"{questions_path}:{lineno}: row has no 'question' string")
+        r["_line"] = lineno
+        rows.append(r)
+        if limit is not None and len(rows) >= limit:
+            break
+    if not rows:
+        raise DataFormatError(f"{path} holds no questions")
+    return rows
+
+
 def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions: str | os.PathLike[str], *,
                      method: str = "topg-local", llm_url: str | None = None, limit: int | None = None,
                      out_path: str | os.PathLike[str] | None = None, token_budget: int | None = None,
                      progress: bool = True, **options: Any) -> dict[str, Any]:
     """Evaluate a registered passage method on 2Wiki or GraphRAG-Bench questions.
 
+    The run file (``out_path``) goes through :class:`chronorag.graphs.output.OutputFile`:
+    checked against the inputs and the index before any work, written to a partial
+    file flushed per question, moved into place when the run ends. A question whose
+    method raises becomes an error row (``"error"``), scored 0 and counted in ``errors``.
+
     Returns
     -------
     dict
-        Metrics overall and ``by_type``, latency percentiles (ms), and the context size.
+        Metrics overall and ``by_type``, ``errors``, latency percentiles (ms), and the
+        context size.
     """
     from chronorag.evaluation import make_method
+    from chronorag.graphs.output import OutputFile, check_output_path
     from chronorag.workflows.topg.index import load_topg_index
 
     if dataset not in ("2wiki", "graphrag-bench"):
         raise ValueError(f"unknown passage dataset {dataset!r}; expected '2wiki' or 'graphrag-bench'")
-    rows = [r for _, r in iter_jsonl(questions)]
-    if limit is not None:
-        rows = rows[:limit]
-    if not rows:
-        raise DataFormatError(f"{questions} holds no questions")
+    if out_path is not None:
+        check_output_path(out_path, inputs=[questions, index_dir])
+    rows = load_passage_questions(questions, limit=limit)
     idx = load_topg_index(index_dir)
     g = idx.graph
     title_to_ids: dict[str, list[int]] = defaultdict(list)
@@ -123,49 +151,64 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
         title_to_ids[p["title"]].append(i)
     fn = make_method(method, index_dir, llm_url=llm_url, **options)
     budget = int(token_budget or 1000)
+    keys = (["passage_recall@2", "passage_recall@5", "answer_in_context"] if dataset == "2wiki"
+            else ["evidence_recall"])
     recs: list[dict[str, Any]] = []
     it: Any = rows
     if progress:
         from tqdm.auto import tqdm
 
         it = tqdm(rows, desc=f"{dataset} {method}", unit="q")
-    fh = open(out_path, "w", encoding="utf-8") if out_path else None
+    out = OutputFile(out_path) if out_path is not None else None
     try:
         for q in it:
-            t0 = time.perf_counter()
-            pred = fn({"question": q["question"], "answers": [q.get("answer", "")]})
-            ms = (time.perf_counter() - t0) * 1000
             qtype = str(q.get("question_type") or q.get("type") or "all")
-            rec: dict[str, Any] = {"id": q.get("id"), "type": qtype, "ms": ms,
-                                   "context_words": sum(len(x.split()) for x in pred.evidence)}
-            pids = [int(x) for x in pred.info.get("passage_ids", [])]
-            if dataset == "2wiki":
-                gold = gold_passages_2wiki(q, title_to_ids)
-                for k in (2, 5):
-                    rec[f"passage_recall@{k}"] = len(gold & set(pids[:k])) / len(gold) if gold else 0.0
-                ctx = _norm(" ".join(pred.evidence))
-                rec["answer_in_context"] = float(bool(q.get("answer")) and _norm(str(q["answer"])) in ctx)
-                rec["n_gold"] = len(gold)
-            else:
-                units = _take_budget(pred.evidence, budget)
-                ev = [e for e in q.get("evidence", []) if isinstance(e, str) and e.strip()]
-                cov = [evidence_covered(e, units) for e in ev]
-                rec["evidence_recall"] = sum(cov) / len(cov) if cov else 0.0
-                rec["context_words"] = sum(len(u.split()) for u in units)
+            rec: dict[str, Any] = {"id": q.get("id"), "type": qtype, "question": q["question"], "error": None}
+            t0 = time.perf_counter()
+            extra: dict[str, Any] = {}
+            try:
+                pred = fn({"question": q["question"], "answers": [str(q.get("answer", ""))]})
+                rec["ms"] = (time.perf_counter() - t0) * 1000
+                rec["context_words"] = sum(len(x.split()) for x in pred.evidence)
+                pids = [int(x) for x in pred.info.get("passage_ids", [])]
+                if dataset == "2wiki":
+                    gold = gold_passages_2wiki(q, title_to_ids)
+                    for k in (2, 5):
+                        rec[f"passage_recall@{k}"] = len(gold & set(pids[:k])) / len(gold) if gold else 0.0
+                    ctx = _norm(" ".join(pred.evidence))
+                    rec["answer_in_context"] = float(bool(q.get("answer")) and _norm(str(q["answer"])) in ctx)
+                    rec["n_gold"] = len(gold)
+                else:
+                    units = _take_budget(pred.evidence, budget)
+                    ev = q.get("evidence") if isinstance(q.get("evidence"), list) else []
+                    ev = [e for e in ev if isinstance(e, str) and e.strip()]
+                    cov = [evidence_covered(e, units) for e in ev]
+                    rec["evidence_recall"] = sum(cov) / len(cov) if cov else 0.0
+                    rec["context_words"] = sum(len(u.split()) for u in units)
+                extra = {"passage_ids": pids[:10], "answers": pred.answers[:1], "mode": pred.info.get("mode", "")}
+            except Exception as exc:  # noqa: BLE001 - one bad question must not end the run
+                rec["ms"] = (time.perf_counter() - t0) * 1000
+                rec["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+                rec["context_words"] = 0
+                for k in keys:
+                    rec[k] = 0.0
             recs.append(rec)
-            if fh:
-                fh.write(json.dumps({**rec, "passage_ids": pids[:10], "answers": pred.answers[:1],
-                                     "mode": pred.info.get("mode", "")}, ensure_ascii=False) + "\n")
-    finally:
-        if fh:
-            fh.close()
-    keys = (["passage_recall@2", "passage_recall@5", "answer_in_context"] if dataset == "2wiki"
-            else ["evidence_recall"])
+            if out is not None:
+                out.write_row({**rec, **extra, "line": q["_line"]})
+        if out is not None:
+            out.commit()
+    except BaseException as exc:
+        if out is not None:
+            kept = out.abort()
+            if kept is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"chronorag eval: the finished questions are kept in {kept}")
+        raise
 
     def agg(rs: list[dict[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {k: _pct([r[k] for r in rs]) for k in keys}
-        out["n"] = len(rs)
-        return out
+        res: dict[str, Any] = {k: _pct([r[k] for r in rs]) for k in keys}
+        res["n"] = len(rs)
+        res["errors"] = sum(1 for r in rs if r["error"])
+        return res
 
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in recs:
@@ -178,6 +221,8 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
         "latency_ms_p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 2),
         "context_words_mean": round(statistics.mean(r["context_words"] for r in recs), 1),
     }
+    if out_path is not None:
+        metrics["run_file"] = str(out_path)
     if dataset == "graphrag-bench":
         metrics["token_budget"] = budget
     return metrics

@@ -6,7 +6,7 @@ returns a :class:`ChatLLM`; an unknown object is an error, never a silent switch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
 from chronorag.errors import LLMError
 from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, clean_reply
@@ -256,6 +256,14 @@ def _settings_llm() -> Any:
     except ImportError:  # pragma: no cover
         return None
     return getattr(Settings, "_llm", None)
+
+
+@overload
+def resolve_llm(llm: Any = ..., *, required: Literal[True], use_env: bool = ...) -> ChatLLM: ...
+
+
+@overload
+def resolve_llm(llm: Any = ..., *, required: bool = ..., use_env: bool = ...) -> ChatLLM | None: ...
 
 
 def resolve_llm(llm: Any = None, *, required: bool = False, use_env: bool = True) -> ChatLLM | None:

@@ -29,6 +29,7 @@ from pydantic import Field, PrivateAttr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chronorag.errors import LLMError
+from chronorag.graphs.text import strip_reasoning
 from chronorag.integrations.llm.ledger import (
     TokenLedger,
     _make_response_hook,
@@ -254,34 +255,6 @@ def _rejects_json_schema(config: LLMConfig, params: dict[str, Any], exc: Excepti
 # ---------------------------------------------------------------------------
 # One adapter for every LLM object a user may hand chronorag
 # ---------------------------------------------------------------------------
-
-_THINK_RE = None
-
-
-def strip_reasoning(text: str) -> str:
-    """Remove reasoning blocks (``<think>...</think>``, ``<thinking>...</thinking>``).
-
-    Reasoning models served without a reasoning parser put their chain of thought in
-    the reply text. A block left open (the budget ran out mid-thought) is removed to the
-    end; a stray closing tag (the server stripped the opening one) drops what precedes it.
-
-    Examples
-    --------
-    >>> strip_reasoning("<think>\\nhmm\\n</think>\\n\\n1. Romania")
-    '1. Romania'
-    """
-    import re
-
-    global _THINK_RE
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if _THINK_RE is None:
-        _THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|\Z)", re.S | re.I)
-    out = _THINK_RE.sub("", text)
-    m = re.search(r"</(think|thinking|reasoning)>", out, re.I)
-    if m:
-        out = out[m.end():]
-    return out.strip()
 
 _ENTITY_RE = None
 

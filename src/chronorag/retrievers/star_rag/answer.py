@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from chronorag.graphs.text import parse_ranked_answers
 
 __all__ = ["ANSWER_PROMPT", "answer_with_llm", "build_answer_messages", "format_events", "parse_ranked_answers"]
 
@@ -46,29 +47,6 @@ def build_answer_messages(question: str, events: list[Any]) -> list[dict[str, st
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
     return [{"role": "user", "content": ANSWER_PROMPT.format(events=format_events(events), question=question)}]
-
-
-def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
-    """Parse the LLM's ranked list.
-
-    Anything before an ``Answers:`` line (the reasoning) is dropped; numbering, bullets,
-    quotes and a trailing period are removed; duplicates keep their first rank.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"expected text, got {type(text).__name__}")
-    m = list(re.finditer(r"^\s*(?:final\s+)?answers?\s*:\s*", text, flags=re.I | re.M))
-    if m:
-        text = text[m[-1].end():]
-    out: list[str] = []
-    for line in re.split(r"\n+|\s*\|\s*", text):
-        if re.match(r"^\s*(?:reasoning|thought)s?\s*:", line, flags=re.I):
-            continue
-        a = re.sub(r"^\s*(?:\d+[.):]|[-*•]|answer\s*\d*:)\s*", "", line, flags=re.I).strip().strip('"\'').rstrip(".")
-        if a and a.lower() not in {x.lower() for x in out}:
-            out.append(a)
-        if len(out) >= limit:
-            break
-    return out
 
 
 def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: int = 400) -> list[str]:

@@ -46,19 +46,29 @@ cosine instead: a control with as many candidates as the rule graph supplies.
 from __future__ import annotations
 
 import os
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
-from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
+from chronorag.retrievers.base import (
+    TemporalPGRetrieverMixin,
+    TemporalRetriever,
+    TimeFilter,
+    as_time_filter,
+)
 from chronorag.retrievers.dense import event_node
 from chronorag.retrievers.star_rag.rule_graph import RuleGraph
 
-__all__ = ["StarRAGPGRetriever", "StarRAGRetriever"]
+__all__ = ["StarRAGPGRetriever", "StarRAGRetriever", "derived_index_dir"]
 
 from chronorag.retrievers.star_rag.time_scoring import (
     _DAY,
@@ -156,28 +166,29 @@ class StarRAGRetriever(TemporalRetriever):
         if not isinstance(index, EventIndex):
             raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
         if similarity_top_k is not None and k1 is not None and similarity_top_k != k1:
-            raise ValueError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
+            raise ConfigError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
         top = similarity_top_k if similarity_top_k is not None else (k1 if k1 is not None else 10)
         if top < 1 or k2 < 1:
-            raise ValueError(f"similarity_top_k (k1) and k2 must be >= 1, got k1={top}, k2={k2}")
+            raise ConfigError(f"similarity_top_k (k1) and k2 must be >= 1, got k1={top}, k2={k2}")
         if personalization not in PERSONALIZATIONS:
-            raise ValueError(f"personalization must be one of {PERSONALIZATIONS}, got {personalization!r}")
+            raise ConfigError(f"personalization must be one of {PERSONALIZATIONS}, got {personalization!r}")
         if time_mode not in TIME_MODES:
-            raise ValueError(f"time_mode must be one of {TIME_MODES}, got {time_mode!r}")
+            raise ConfigError(f"time_mode must be one of {TIME_MODES}, got {time_mode!r}")
         if not 0 < alpha <= 1 or tol <= 0:
-            raise ValueError(f"need 0 < alpha <= 1 and tol > 0, got alpha={alpha}, tol={tol}")
+            raise ConfigError(f"need 0 < alpha <= 1 and tol > 0, got alpha={alpha}, tol={tol}")
         for name, v in (("ppr_weight", ppr_weight), ("w_window", w_window), ("w_order", w_order), ("w_ref", w_ref),
                         ("dense_pool", dense_pool)):
             if v < 0:
-                raise ValueError(f"{name} must be >= 0, got {v}")
+                raise ConfigError(f"{name} must be >= 0, got {v}")
         if max_per_triple < 1 or rerank_pool < 1 or (anchor_pool is not None and anchor_pool < 1):
-            raise ValueError("max_per_triple, rerank_pool and anchor_pool must be >= 1")
+            raise ConfigError("max_per_triple, rerank_pool and anchor_pool must be >= 1")
         if rule_graph is None and use_rule_graph:
             if index.path is None:
-                raise ValueError("pass rule_graph= (the index has no directory to load one from)")
-            rule_graph = RuleGraph.load(index.path)
+                raise ConfigError("pass rule_graph= (the index has no directory to load one from)")
+            # from the version the index was loaded from (isolated from a concurrent rebuild)
+            rule_graph = RuleGraph.load(getattr(index, "_files", None) or index.path)
         if rule_graph is not None and len(rule_graph.event_ptr) - 1 != len(index.store):
-            raise ValueError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
+            raise ConfigError(f"the rule graph covers {len(rule_graph.event_ptr) - 1} events but the index holds "
                              f"{len(index.store)}; rebuild it with `chronorag star-rag build {index.path}`")
         self._index = index
         self.rule_graph = rule_graph
@@ -206,7 +217,7 @@ class StarRAGRetriever(TemporalRetriever):
     @k1.setter
     def k1(self, value: int) -> None:
         if value < 1:
-            raise ValueError(f"k1 must be >= 1, got {value}")
+            raise ConfigError(f"k1 must be >= 1, got {value}")
         self.similarity_top_k = int(value)
 
     # ----------------------------------------------------------------- helpers
@@ -391,7 +402,7 @@ class StarRAGRetriever(TemporalRetriever):
                            ) -> tuple[np.ndarray, dict[str, Any]]:
         """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds)."""
         if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-empty string, got {query!r}")
+            raise ConfigError(f"query must be a non-empty string, got {query!r}")
         tf = as_time_filter(time_filter) or self.time_filter
         idx = self._index
         k1 = self.similarity_top_k
@@ -494,56 +505,115 @@ class StarRAGRetriever(TemporalRetriever):
         return out
 
 
-class StarRAGPGRetriever(CustomPGRetriever):
+#: derived (index, rule graph) pairs of this process, by (store fingerprint, encoder); see StarRAGPGRetriever
+_DERIVED: OrderedDict[tuple[str, str], tuple[EventIndex, RuleGraph]] = OrderedDict()
+_DERIVED_MAX = 4
+_DERIVED_LOCK = threading.Lock()
+
+
+def derived_index_dir(fingerprint: str, encoder_key: str) -> Path:
+    """Where :class:`StarRAGPGRetriever` keeps the index it derives from a graph store:
+    ``$CHRONORAG_HOME/pg-derived/<store fingerprint>-<encoder>`` (``~/.cache/chronorag`` by default)."""
+    home = Path(os.environ.get("CHRONORAG_HOME", Path.home() / ".cache" / "chronorag"))
+    return home / "pg-derived" / f"{fingerprint}-{re.sub(r'[^A-Za-z0-9._-]+', '_', encoder_key)}"
+
+
+def _encoder_key(encoder: Any) -> str:
+    if isinstance(encoder, str):
+        return encoder
+    return str(getattr(encoder, "model_id", None) or type(encoder).__name__)
+
+
+def _load_derived(directory: Path, fingerprint: str) -> tuple[EventIndex, RuleGraph] | None:
+    """A previously derived index and rule graph in ``directory`` for this store, else ``None``."""
+    from chronorag.errors import ChronoRAGError
+
+    if not (directory / "index.json").exists():
+        return None
+    try:
+        index = EventIndex.load(directory)
+        rg = RuleGraph.load(directory)
+    except (ChronoRAGError, OSError, ValueError):
+        return None  # stale or partial: rebuilt by the caller
+    if index.store.fingerprint() != fingerprint or rg.store_fingerprint not in (None, fingerprint):
+        return None
+    return index, rg
+
+
+class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
     """STAR-RAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``, over the graph it is attached to.
 
     Contract: the events come from the attached ``graph_store``.
 
     - Without ``index_dir`` the events are read back from the graph store
       (:func:`~chronorag.integrations.property_graph.store_from_property_graph`),
-      embedded with ``encoder`` and given a rule graph, in ``work_dir`` (a temporary
-      directory by default). An empty graph store raises ``ValueError``.
+      embedded with ``encoder`` and given a rule graph. The derived index is **cached by
+      the store's fingerprint** (and the encoder): in this process (the next
+      construction over the same events reuses it) and on disk, in ``work_dir`` or, by
+      default, :func:`derived_index_dir` under ``$CHRONORAG_HOME``; a later process
+      loads it instead of re-embedding. Nothing is written to temporary directories.
+      ``cache=False`` rebuilds (into ``work_dir`` or the cache directory). An empty
+      graph store raises ``ValueError``.
     - With ``index_dir`` (a prebuilt index with a rule graph, for graphs too large to
       read back per process) the index is used as a cache of the same events: with
       ``check_store=True`` (default) the graph store must hold as many chronorag events as
       the index, else ``ValueError``; ``check_store=False`` skips the read-back for large
       database-backed stores (the caller vouches the two match).
 
-    Other keyword arguments go to :class:`StarRAGRetriever`.
+    Other keyword arguments (``similarity_top_k``, ``time_filter``/``filters``, ...) go to
+    :class:`StarRAGRetriever`. As on every chronorag retriever, ``retrieve(q,
+    time_filter=...)`` filters one query; nodes carry scores, and their metadata is hidden
+    from the LLM. Each query emits one retrieval event (the wrapped retriever's
+    ``_retrieve`` runs, not its ``retrieve``).
     """
 
     def init(self, index_dir: str | os.PathLike[str] | None = None, encoder: Any = "minilm",
-             work_dir: str | os.PathLike[str] | None = None, check_store: bool = True, **kwargs: Any) -> None:
+             work_dir: str | os.PathLike[str] | None = None, check_store: bool = True, cache: bool = True,
+             **kwargs: Any) -> None:
         from chronorag.integrations.property_graph import store_from_property_graph
 
+        self.derived_from_cache = False
         if index_dir is not None:
             index = EventIndex.load(index_dir)
             if check_store:
                 n = len(store_from_property_graph(self.graph_store))
                 if n != len(index.store):
-                    raise ValueError(
+                    raise ConfigError(
                         f"the attached graph store holds {n} chronorag events but {index_dir} indexes "
                         f"{len(index.store)}; export the same events (export_to_property_graph), build "
                         "without index_dir, or pass check_store=False if the store cannot be read back")
-            rg = RuleGraph.load(index_dir) if kwargs.get("use_rule_graph", True) else None
+            rg = (RuleGraph.load(getattr(index, "_files", None) or index_dir)
+                  if kwargs.get("use_rule_graph", True) else None)
         else:
-            import tempfile
-
-            from chronorag.graphs.event_index import build_event_index
-            from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
-
             store = store_from_property_graph(self.graph_store)
             if len(store) == 0:
-                raise ValueError("the attached property graph holds no chronorag events; export them first "
+                raise ConfigError("the attached property graph holds no chronorag events; export them first "
                                  "(chronorag.integrations.property_graph.export_to_property_graph)")
-            out = work_dir or tempfile.mkdtemp(prefix="chronorag-pg-")
+            index, rg = self._derive(store, encoder, work_dir, cache)
+        self._star = self._temporal = StarRAGRetriever(index, rg, **kwargs)
+
+    def _derive(self, store: Any, encoder: Any, work_dir: Any, cache: bool) -> tuple[EventIndex, RuleGraph]:
+        from chronorag.graphs.event_index import build_event_index
+        from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
+
+        fp, ek = store.fingerprint(), _encoder_key(encoder)
+        out = Path(work_dir) if work_dir is not None else derived_index_dir(fp, ek)
+        key = (fp, ek)
+        with _DERIVED_LOCK:
+            if cache:
+                hit = _DERIVED.get(key)
+                if hit is None:
+                    hit = _load_derived(out, fp)
+                if hit is not None:
+                    self.derived_from_cache = True
+                    _DERIVED[key] = hit
+                    _DERIVED.move_to_end(key)
+                    return hit
+            out.parent.mkdir(parents=True, exist_ok=True)
             index = build_event_index(store, out, encoder=encoder, progress=False)
             rg = build_rule_graph(store)
             rg.save(out)
-        self._star = StarRAGRetriever(index, rg, **kwargs)
-
-    def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return self._star.retrieve(query_str)
-
-    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return await self._star.aretrieve(query_str)
+            _DERIVED[key] = (index, rg)
+            while len(_DERIVED) > _DERIVED_MAX:
+                _DERIVED.popitem(last=False)
+            return index, rg

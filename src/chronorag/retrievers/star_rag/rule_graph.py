@@ -491,19 +491,22 @@ class RuleGraph:
             When it is missing, damaged, of another format, or was built from another
             event store than the one in ``directory`` (fingerprint mismatch).
         """
-        from chronorag.graphs.persist import load_npz, read_json, snapshot
+        from chronorag.graphs.index_files import IndexFiles
 
-        shown = Path(directory)
-        d = snapshot(shown)
-        if not (d / "rule_graph.json").exists():
-            raise IndexFormatError(f"{shown} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build`")
-        meta = read_json(d / "rule_graph.json")
-        if meta.get("format") != RULE_FORMAT_VERSION:
-            raise IndexFormatError(f"{shown}: rule graph format {meta.get('format')!r}, expected {RULE_FORMAT_VERSION}")
-        arrays = load_npz(d / "rule_graph.npz", keys=cls._ARRAYS)
+        files = IndexFiles.open(directory)
+        shown = files.shown
+        if not files.has("rule_graph.json"):
+            raise IndexFormatError(f"{shown} holds no rule graph (rule_graph.json); build it with `chronorag star-rag build {shown}`")
+        meta = files.json("rule_graph.json")
+        if not isinstance(meta, dict) or meta.get("format") != RULE_FORMAT_VERSION:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise IndexFormatError(f"{shown}: rule graph format {fmt!r}, expected {RULE_FORMAT_VERSION}; "
+                                   f"rebuild it with `chronorag star-rag build {shown}`")
+        arrays = files.npz("rule_graph.npz", keys=cls._ARRAYS)
         fix = f"rebuild it with `chronorag star-rag build {shown}`"
-        if (d / "store.json").exists():
-            smeta = read_json(d / "store.json")
+        if files.has("store.json"):
+            smeta = files.json("store.json")
+            smeta = smeta if isinstance(smeta, dict) else {}
             have, want = meta.get("store_fingerprint"), smeta.get("fingerprint")
             if have is not None and want is not None and have != want:
                 raise IndexFormatError(f"{shown}: the rule graph was built from another event store "
@@ -511,9 +514,10 @@ class RuleGraph:
             if len(arrays["event_ptr"]) - 1 != smeta.get("n_events", len(arrays["event_ptr"]) - 1):
                 raise IndexFormatError(f"{shown}: the rule graph covers {len(arrays['event_ptr']) - 1} "
                                        f"events, the index's store {smeta['n_events']}; {fix}")
-        return cls(**arrays, labels=meta["labels"], types=[tuple(t) for t in meta["types"]],
-                   config=RuleGraphConfig(**meta["config"]), stats=meta["stats"],
-                   store_fingerprint=meta.get("store_fingerprint"))
+        with files.parsing("rule_graph.json"):
+            return cls(**arrays, labels=meta["labels"], types=[tuple(t) for t in meta["types"]],
+                       config=RuleGraphConfig(**meta["config"]), stats=meta["stats"],
+                       store_fingerprint=meta.get("store_fingerprint"))
 
 
 # ---------------------------------------------------------------------------- build
@@ -587,7 +591,7 @@ def _aggregate(keys: np.ndarray, spans: np.ndarray, counts: np.ndarray | None = 
 
 def _edge_stats(node_of: np.ndarray, ptr: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray,
                 comp: tuple[np.ndarray, np.ndarray, np.ndarray], n_nodes: int, chunk: int = 500_000
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Expand event pairs to rule-node pairs (u < v, Hamming <= 1) and aggregate ``T_uv``.
 
     Returns edge keys ``u * n_nodes + v``, ``|T_uv|``, the sum of spans and the

@@ -75,7 +75,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         subs.append({"period": r.sub.period, "question": r.sub.question,
                      "answer": chat.complete([{"role": "user", "content": prompt}]).strip()})
     if len(subs) == 1:
-        final = subs[0]["answer"]
+        final = str(subs[0]["answer"])
     elif not subs:
         final = ""
     else:

@@ -34,7 +34,7 @@ import numpy as np
 
 from chronorag.errors import IndexFormatError, LLMError, missing_extra
 from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache, Encoder, make_encoder
-from chronorag.graphs.persist import atomic_dir, read_json, write_json
+from chronorag.graphs.persist import atomic_dir, write_json
 from chronorag.retrievers.tgrag.timeslice import (
     KnowledgeUnit,
     PeriodExtraction,
@@ -221,23 +221,47 @@ class TGragIndex:
     path: Path | None = None
     encoder: Encoder | None = None
 
+    #: the version :meth:`load` opened (``property_graph()`` reads from it)
+    files: Any = None
+
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> TGragIndex:
-        """Load an index written by :func:`build_tgrag_index`."""
-        d = Path(directory)
-        if not (d / "tgrag.json").exists():
-            raise IndexFormatError(f"{d} is not a T-GRAG index (no tgrag.json); build one with `chronorag tgrag index`")
-        meta = read_json(d / "tgrag.json")
-        with np.load(d / "tgrag_vectors.npz") as z:
-            vecs = {k: z[k] for k in z.files}
-        idx = cls(kg=TimeSlicedKG.load(d), **vecs, meta=meta, path=d)
-        idx.encoder = make_encoder(meta.get("encoder", "minilm"))
+        """Load an index written by :func:`build_tgrag_index` (one version, every file
+        fingerprint-checked; a damaged or foreign file raises :class:`IndexFormatError`)."""
+        from chronorag.graphs.index_files import IndexFiles
+
+        files = IndexFiles(directory)
+        d = files.shown
+        if not files.has("tgrag.json"):
+            raise IndexFormatError(f"{d} is not a T-GRAG index (no tgrag.json); build one with "
+                                   f"`chronorag tgrag index DOCS --out {d}`")
+        meta = files.json("tgrag.json")
+        if not isinstance(meta, dict):
+            raise files.damaged("tgrag.json", "not a JSON object")
+        vecs = files.npz("tgrag_vectors.npz", keys=("unit_vecs", "node_vecs", "chunk_vecs"))
+        kg = TimeSlicedKG.load(files)
+        for k, n in (("unit_vecs", len(kg.unit_text)), ("node_vecs", len(kg.node_name)),
+                     ("chunk_vecs", len(kg.chunk_text))):
+            v = vecs[k]
+            if v.ndim != 2 or len(v) != n or v.dtype.kind != "f":
+                raise files.damaged("tgrag_vectors.npz", f"{k} has shape {v.shape} ({v.dtype}) for {n} rows "
+                                                         "of tskg.json")
+        idx = cls(kg=kg, **vecs, meta=meta, path=d)
+        idx.files = files
+        with files.parsing("tgrag.json"):
+            idx.encoder = make_encoder(str(meta.get("encoder", "minilm")))
         return idx
 
     def property_graph(self) -> Any:
         """The graph as a LlamaIndex ``SimplePropertyGraphStore`` (read from the index directory)."""
         from llama_index.core.graph_stores import SimplePropertyGraphStore
 
+        if self.files is not None:
+            if not self.files.has("property_graph.json"):
+                return to_property_graph(self.kg)
+            data = self.files.json("property_graph.json")
+            with self.files.parsing("property_graph.json"):
+                return SimplePropertyGraphStore.from_dict(data)
         if self.path is None or not (self.path / "property_graph.json").exists():
             return to_property_graph(self.kg)
         return SimplePropertyGraphStore.from_persist_path(str(self.path / "property_graph.json"))

@@ -28,8 +28,6 @@ which one ran.
 
 from __future__ import annotations
 
-import asyncio
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +35,16 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.errors import LLMError
-from chronorag.retrievers.base import TemporalRetriever
+from chronorag.errors import ConfigError, LLMError, TimeParseError
+from chronorag.graphs.text import count_tokens
+from chronorag.graphs.text import cut_to_tokens as _cut_to_tokens
+from chronorag.graphs.time import parse_time, temporal_mask
+from chronorag.retrievers.base import (
+    TemporalPGRetrieverMixin,
+    TemporalRetriever,
+    TimeFilter,
+    as_time_filter,
+)
 from chronorag.retrievers.tgrag.index import TGragIndex
 
 __all__ = ["EXCLUDED_LLM_METADATA", "TGragPGRetriever", "TGragRetriever", "VanillaChunkRetriever",
@@ -69,62 +75,33 @@ EXCLUDED_LLM_METADATA = ["chunk_id", "sub_question_period", "tgrag_score", "deco
 
 
 
-def count_tokens(text: str) -> int:
-    """Tokens of ``text`` with LlamaIndex's default tokenizer (tiktoken ``cl100k_base``);
-    about 4/3 tokens per word when that tokenizer is unavailable offline."""
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        try:
-            from llama_index.core.utils import get_tokenizer
-
-            tok = get_tokenizer()
-            tok("warm up")
-            _TOKENIZER = tok
-        except Exception:  # no tiktoken cache offline: a documented approximation
-            _TOKENIZER = lambda t: [0] * (len(t.split()) * 4 // 3 + 1)  # noqa: E731
-    return len(_TOKENIZER(text))
-
-
-_TOKENIZER: Any = None
-
-
-def _cut_to_tokens(text: str, budget: int) -> str:
-    """The longest prefix of ``text``, ending at a word, within ``budget`` tokens."""
-    if budget <= 0:
-        return ""
-    if count_tokens(text) <= budget:
-        return text
-    ends = [m.end() for m in re.finditer(r"\S+", text)]
-    lo, hi = 0, len(ends)
-    while lo < hi:  # binary search on the number of words
-        mid = (lo + hi + 1) // 2
-        if count_tokens(text[: ends[mid - 1]]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[: ends[lo - 1]] if lo else ""
-
-
 def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | None:
     """The periods a time filter allows (``None``: no filter).
 
-    ``time_filter`` is a period (``"2019"``), a list of periods, a range ``"2019-2021"``,
-    or LlamaIndex ``MetadataFilters`` on the ``period`` key (operators ``==``, ``!=``,
-    ``in``, ``nin``, ``>``, ``>=``, ``<``, ``<=``; ``AND``/``OR`` conditions).
+    ``time_filter`` is, as on every chronorag retriever, a
+    :class:`~chronorag.retrievers.base.TimeFilter`, a dict or ``MetadataFilters`` on
+    ``time``/``start``/``end`` (a period is kept when its span passes the filter, with the
+    boundaries of :func:`~chronorag.retrievers.base.as_time_filter`: ``start < "2021"``
+    keeps the periods up to 2020); or, in T-GRAG's own vocabulary, a period (``"2019"``),
+    a list of periods, a range ``"2019-2021"``, or ``MetadataFilters`` on the ``period``
+    key (operators ``==``, ``!=``, ``in``, ``nin``, ``>``, ``>=``, ``<``, ``<=``;
+    ``AND``/``OR`` conditions).
     """
     if time_filter is None:
         return None
+    if isinstance(time_filter, (TimeFilter, dict)) or _on_time_keys(time_filter):
+        return _periods_in_window(as_time_filter(time_filter), periods)
     if isinstance(time_filter, str):
         got = _periods_of(time_filter, periods)
         if got is None:
             return None
         if not got:
-            raise ValueError(f"time_filter {time_filter!r} names no indexed period; periods: {periods}")
+            raise ConfigError(f"time_filter {time_filter!r} names no indexed period; periods: {periods}")
         return got
     if isinstance(time_filter, (list, tuple, set)):
         bad = [p for p in time_filter if str(p) not in periods]
         if bad:
-            raise ValueError(f"time_filter names periods that are not indexed: {bad}; periods: {periods}")
+            raise ConfigError(f"time_filter names periods that are not indexed: {bad}; periods: {periods}")
         return [p for p in periods if p in {str(x) for x in time_filter}]
     from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -137,16 +114,54 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
             res = [ok(p, g) for g in f.filters]
             return all(res) if str(f.condition).lower().endswith("and") else any(res)
         if f.key != "period":
-            raise ValueError(f"T-GRAG filters on the 'period' metadata key only, got {f.key!r}")
+            raise ConfigError(f"T-GRAG filters on the 'period' metadata key only, got {f.key!r}")
         op, v = str(getattr(f.operator, "value", f.operator)), f.value
         vals = [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
         table = {"==": p == vals[0], "!=": p != vals[0], "in": p in vals, "nin": p not in vals,
                  ">": p > vals[0], ">=": p >= vals[0], "<": p < vals[0], "<=": p <= vals[0]}
         if op not in table:
-            raise ValueError(f"unsupported operator {op!r} on 'period'")
+            raise ConfigError(f"unsupported operator {op!r} on 'period'")
         return table[op]
 
     return [p for p in periods if ok(p, time_filter)]
+
+
+def _on_time_keys(value: Any) -> bool:
+    """MetadataFilters whose keys are all time fields (``time``/``start``/``end``/``date``)."""
+    keys: list[str] = []
+
+    def walk(f: Any) -> None:
+        for g in getattr(f, "filters", []):
+            if hasattr(g, "filters"):
+                walk(g)
+            else:
+                keys.append(str(getattr(g, "key", "")))
+
+    if type(value).__name__ != "MetadataFilters":
+        return False
+    walk(value)
+    if keys and all(k in ("time", "start", "end", "date") for k in keys):
+        return True
+    if any(k in ("time", "start", "end", "date") for k in keys):
+        raise ConfigError(f"MetadataFilters mix time keys and other keys ({sorted(set(keys))}); filter on "
+                         "'period' or on 'time'/'start'/'end', not both")
+    return False
+
+
+def _periods_in_window(tf: TimeFilter | None, periods: list[str]) -> list[str] | None:
+    if tf is None:
+        return None
+    spans = []
+    for p in periods:
+        try:
+            spans.append(parse_time(str(p)))
+        except TimeParseError:
+            raise ConfigError(f"period {p!r} is not a time (a year, month or day), so a TimeFilter cannot "
+                             "select it; filter on the 'period' key instead") from None
+    lo = np.array([t.lo for t in spans], dtype=np.int64)
+    hi = np.array([t.hi for t in spans], dtype=np.int64)
+    keep = temporal_mask(lo, hi, tf.begin_time, tf.end_time, tf.type)
+    return [p for p, k in zip(periods, keep.tolist()) if k]
 
 
 class TGragRetriever(TemporalRetriever):
@@ -183,9 +198,11 @@ class TGragRetriever(TemporalRetriever):
     node_scoring : {"max_unit", "node_vector"}
         How ``R_node`` scores a node: by its best-matching knowledge unit (default) or by
         one vector of its name and first units.
-    time_filter : optional
-        A default period filter (see :func:`periods_from_filter`); a per-query filter is
-        given to :meth:`retrieve` / :meth:`aretrieve` (``time_filter=``).
+    time_filter, filters : optional
+        A default filter: a ``TimeFilter``, dict or ``MetadataFilters`` as on every chronorag
+        retriever, or a period, list or range (see :func:`periods_from_filter`). A
+        per-query filter given to :meth:`retrieve` / :meth:`aretrieve` (``time_filter=``)
+        replaces it for that query.
 
     Notes
     -----
@@ -208,11 +225,11 @@ class TGragRetriever(TemporalRetriever):
         for name, v in (("n_nodes", n_nodes), ("k_units", k_units), ("similarity_top_k", similarity_top_k),
                         ("context_tokens", context_tokens)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+                raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
         if decompose not in (None, "rules", "llm", "none"):
-            raise ValueError(f"decompose must be 'llm', 'rules' or 'none', got {decompose!r}")
+            raise ConfigError(f"decompose must be 'llm', 'rules' or 'none', got {decompose!r}")
         if budget_scope not in ("graph", "all"):
-            raise ValueError(f"budget_scope must be 'graph' or 'all', got {budget_scope!r}")
+            raise ConfigError(f"budget_scope must be 'graph' or 'all', got {budget_scope!r}")
         self.llm = resolve_llm(llm, use_env=False)
         if decompose == "llm" and self.llm is None:
             raise LLMError("decompose='llm' needs an LLM: pass llm= (a LlamaIndex LLM, a LangChain chat "
@@ -238,7 +255,7 @@ class TGragRetriever(TemporalRetriever):
             chunk_nodes[kg.unit_chunk[u]].update(kg.unit_nodes(u))
         self._chunk_nodes = chunk_nodes
         if node_scoring not in ("max_unit", "node_vector"):
-            raise ValueError(f"node_scoring must be 'max_unit' or 'node_vector', got {node_scoring!r}")
+            raise ConfigError(f"node_scoring must be 'max_unit' or 'node_vector', got {node_scoring!r}")
         self.node_scoring = node_scoring
         ptr_u = np.asarray(kg.unit_node_ptr, dtype=np.int64)
         self._unit_node_flat = (np.repeat(np.arange(len(kg.unit_text)), np.diff(ptr_u)),
@@ -327,7 +344,7 @@ class TGragRetriever(TemporalRetriever):
         allowed ones.
         """
         if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
         kg = self._index.kg
         allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
         subs, how = self.decomposition(question)
@@ -415,9 +432,9 @@ class TGragRetriever(TemporalRetriever):
 
     # -------------------------------------------------------------- LlamaIndex API
     def normalize_time_filter(self, value: Any) -> Any:
-        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
-        periods_from_filter(value, self._index.kg.periods)  # raises on a period the index lacks
-        return value
+        """Any filter :func:`periods_from_filter` takes -> the list of periods it allows
+        (``None``: no filter); raises on a period the index lacks."""
+        return periods_from_filter(value, self._index.kg.periods)
 
     def _nodes(self, query_str: str, time_filter: Any = None) -> list[NodeWithScore]:
         kg = self._index.kg
@@ -441,7 +458,7 @@ class TGragRetriever(TemporalRetriever):
         return self._nodes(query_bundle.query_str, self.time_filter_for(query_bundle))
 
 
-class TGragPGRetriever(CustomPGRetriever):
+class TGragPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
     """T-GRAG as a sub-retriever of a LlamaIndex ``PropertyGraphIndex``.
 
     Contract: it retrieves from the **T-GRAG index at** ``index_dir`` (its vectors and
@@ -450,23 +467,19 @@ class TGragPGRetriever(CustomPGRetriever):
     property graph does not hold. Attach it to the graph exported from that index
     (``TGragIndex.property_graph()``) so the two describe the same data.
 
-    ``init`` takes ``index_dir``; other keyword arguments go to :class:`TGragRetriever`.
-    Returns the source-text chunks as ``NodeWithScore`` (one retrieval event per query).
+    ``init`` takes ``index_dir``; other keyword arguments (``similarity_top_k``,
+    ``time_filter``/``filters``, ...) go to :class:`TGragRetriever`. ``retrieve(q,
+    time_filter=...)`` filters one query, as on every chronorag retriever. Returns the
+    source-text chunks as ``NodeWithScore`` (cosine scores; one retrieval event per query).
     """
 
     reads_graph_store = False
 
     def init(self, index_dir: str | None = None, **kwargs: Any) -> None:
         if index_dir is None:
-            raise ValueError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
+            raise ConfigError("TGragPGRetriever needs index_dir= (a `chronorag tgrag index` directory); "
                              "it does not read the attached graph_store")
-        self._tgrag = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
-
-    def custom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return self._tgrag._nodes(query_str)  # not .retrieve(): the outer retriever already emits the event
-
-    async def acustom_retrieve(self, query_str: str) -> list[NodeWithScore]:
-        return await asyncio.to_thread(self._tgrag._nodes, query_str)
+        self._tgrag = self._temporal = TGragRetriever(TGragIndex.load(index_dir), **kwargs)
 
 
 class VanillaChunkRetriever(TemporalRetriever):
@@ -481,15 +494,14 @@ class VanillaChunkRetriever(TemporalRetriever):
         if t_texts is not None:
             similarity_top_k = t_texts
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
         self._index = index
         self.similarity_top_k = similarity_top_k
         super().__init__(time_filter=time_filter, **kwargs)
 
     def normalize_time_filter(self, value: Any) -> Any:
-        """A period, a list of periods, a range or ``MetadataFilters``, checked against the index."""
-        periods_from_filter(value, self._index.kg.periods)
-        return value
+        """Any filter :func:`periods_from_filter` takes -> the list of periods it allows."""
+        return periods_from_filter(value, self._index.kg.periods)
 
     @property
     def t_texts(self) -> int:
@@ -499,7 +511,7 @@ class VanillaChunkRetriever(TemporalRetriever):
     def retrieve_scored(self, question: str, *, time_filter: Any = None) -> tuple[list[int], list[float]]:
         """Top chunk ids and their cosine similarities."""
         if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
         kg = self._index.kg
         allowed = periods_from_filter(time_filter if time_filter is not None else self.time_filter, kg.periods)
         qv = self._index.encoder.encode([question])[0]

@@ -204,17 +204,43 @@ class TimeSlicedKG:
         (d / "tskg.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> TimeSlicedKG:
-        """Load what :meth:`save` wrote."""
-        f = Path(directory) / "tskg.json"
-        if not f.exists():
-            raise IndexFormatError(f"{directory} holds no time-sliced KG (tskg.json); build one with `chronorag tgrag index`")
-        data = json.loads(f.read_text(encoding="utf-8"))
-        if data.pop("format", None) != TSKG_FORMAT_VERSION:
-            raise IndexFormatError(f"{f}: unsupported format")
+    def load(cls, directory: str | os.PathLike[str] | Any) -> TimeSlicedKG:
+        """Load what :meth:`save` wrote (``directory`` may be an opened
+        :class:`~chronorag.graphs.index_files.IndexFiles`); a damaged or inconsistent
+        ``tskg.json`` raises :class:`IndexFormatError` naming it."""
+        from chronorag.graphs.index_files import IndexFiles
+
+        files = IndexFiles.open(directory)
+        if not files.has("tskg.json"):
+            raise IndexFormatError(f"{files.shown} holds no time-sliced KG (tskg.json); build one with "
+                                   f"`chronorag tgrag index DOCS --out {files.shown}`")
+        data = files.json("tskg.json")
+        if not isinstance(data, dict) or data.pop("format", None) != TSKG_FORMAT_VERSION:
+            raise files.damaged("tskg.json", "not a time-sliced KG of this format")
         kg = cls()
-        for k, v in data.items():
-            setattr(kg, k, v)
-        kg.edges = [tuple(e) for e in kg.edges]  # type: ignore[misc]
-        kg._node_id = {(n, p): i for i, (n, p) in enumerate(zip(kg.node_name, kg.node_period))}
+        with files.parsing("tskg.json"):
+            lists = ("periods", "chunk_text", "chunk_period", "node_name", "node_period", "node_type",
+                     "unit_text", "unit_chunk", "unit_node_ptr", "unit_node_idx", "edges")
+            for k in lists:
+                if not isinstance(data[k], list):
+                    raise ValueError(f"{k} is not a list")
+                setattr(kg, k, data[k])
+            kg.skipped_records = int(data.get("skipped_records", 0))
+            n_nodes, n_chunks, n_units = len(kg.node_name), len(kg.chunk_text), len(kg.unit_text)
+            ok = (len(kg.chunk_period) == n_chunks and len(kg.node_period) == n_nodes == len(kg.node_type)
+                  and len(kg.unit_chunk) == n_units and len(kg.unit_node_ptr) == n_units + 1
+                  and all(isinstance(c, int) and 0 <= c < n_chunks for c in kg.unit_chunk)
+                  and all(isinstance(i, int) and 0 <= i < n_nodes for i in kg.unit_node_idx)
+                  and all(isinstance(x, int) and 0 <= x <= len(kg.unit_node_idx) for x in kg.unit_node_ptr)
+                  and all(isinstance(x, str) for x in kg.node_name + kg.unit_text + kg.chunk_text))
+            if not ok:
+                raise ValueError("its lists do not match each other (lengths or ids out of range)")
+            edges = []
+            for e in kg.edges:
+                a, b, desc, w = e
+                if not (0 <= int(a) < n_nodes and 0 <= int(b) < n_nodes):
+                    raise ValueError(f"edge {e!r:.80} names a node that does not exist")
+                edges.append((int(a), int(b), str(desc), float(w)))
+            kg.edges = edges  # type: ignore[assignment]
+            kg._node_id = {(n, p): i for i, (n, p) in enumerate(zip(kg.node_name, kg.node_period))}
         return kg

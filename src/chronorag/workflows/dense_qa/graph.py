@@ -15,7 +15,6 @@ from its own question: on a checkpointed thread a second question gets its own a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
@@ -28,12 +27,12 @@ from langgraph.types import Checkpointer
 
 from chronorag.errors import LLMError
 from chronorag.graphs.event_index import EventIndex
+from chronorag.graphs.text import parse_ranked_answers
 from chronorag.integrations.llm import (
     ChatLLM,
     LLMLike,
     record_fallback,
     resolve_llm,
-    strip_reasoning,
 )
 from chronorag.retrievers.dense import DenseEventRetriever
 from chronorag.retrievers.reader import rank_candidates
@@ -50,16 +49,8 @@ def _load_index(index_dir: str) -> EventIndex:
 
 
 def parse_ranked_lines(text: str) -> list[str]:
-    """Parse an LLM's ranked list: one answer per line, numbering and bullets removed.
-
-    Reasoning blocks (``<think>...</think>``) are dropped first.
-    """
-    out: list[str] = []
-    for line in strip_reasoning(text).splitlines():
-        s = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line).strip().strip('"')
-        if s and s not in out:
-            out.append(s)
-    return out
+    """An LLM's ranked list (the one parser, :func:`chronorag.graphs.text.parse_ranked_answers`)."""
+    return parse_ranked_answers(text)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ phrasings yes = the event occurs); Q2/Q3 a start time (``YYYY-MM-DDTHH:MM``, or
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import random
 from collections.abc import Mapping, Sequence
@@ -190,10 +189,11 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
 
 
 def write_questions(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """Write questions as JSONL (one object per line)."""
+    """Write questions as JSONL (one object per line), through the one output writer
+    (:func:`chronorag.graphs.output.write_jsonl`: a partial file moved into place)."""
+    from chronorag.graphs.output import write_jsonl
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    with open(p, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_jsonl(rows, p)
     return p

@@ -88,6 +88,8 @@ def parse_duration(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise DataFormatError(f"duration must be minutes or text like '1h', got {value!r}")
     if isinstance(value, (int, float)):
+        if value != value or abs(value) == float("inf"):
+            raise DataFormatError(f"duration must be a finite number of minutes, got {value!r}")
         minutes = int(value)
     else:
         m = _DUR_RE.match(str(value))
@@ -98,6 +100,8 @@ def parse_duration(value: str | int | float) -> int:
         minutes = int(round(n * mult))
     if minutes <= 0:
         raise DataFormatError(f"duration must be positive, got {value!r}")
+    if minutes > 10_000_000:  # about 19 years: a record interval, not a typo'd exponent
+        raise DataFormatError(f"duration {value!r} is too long for one record; use minutes, hours or days")
     return minutes
 
 
@@ -166,6 +170,27 @@ class EventRule:
         th = list(self.threshold) if self.op == "in" else self.threshold
         return {"name": self.name, "column": self.column, "op": self.op, "threshold": th,
                 "description": self.description, "aliases": list(self.aliases)}
+
+
+_OPS = (">", ">=", "<", "<=", "==", "!=", "in")
+_SPEC_HELP = "see the spec format in the docstring of chronorag.workflows.kg_irag.record_kg"
+
+
+def _mapping(key: str, v: Any) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise DataFormatError(f"record spec {key!r} must be an object, got {v!r:.80}")
+    return v
+
+
+def _pair(key: str, v: Any) -> tuple[float, float]:
+    """Two finite numbers (coordinates, a valid range)."""
+    if isinstance(v, (str, Mapping)) or not isinstance(v, Sequence) or len(v) != 2 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        raise DataFormatError(f"record spec {key!r} must be a list of two numbers, got {v!r:.80}")
+    a, b = float(v[0]), float(v[1])
+    if not all(abs(x) < float("inf") for x in (a, b)):
+        raise DataFormatError(f"record spec {key!r} must hold finite numbers, got {v!r:.80}")
+    return a, b
 
 
 @dataclass(frozen=True)
@@ -246,6 +271,16 @@ class RecordSpec:
         """
         if not isinstance(spec, Mapping):
             raise DataFormatError(f"a record spec must be a mapping, got {type(spec).__name__}")
+        try:
+            return cls._from_mapping(spec)
+        except DataFormatError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, OverflowError, AttributeError) as exc:
+            raise DataFormatError(f"record spec {str(spec.get('source', ''))[:60]!r}: a bad value "
+                                  f"({type(exc).__name__}: {str(exc)[:200]}); {_SPEC_HELP}") from None
+
+    @classmethod
+    def _from_mapping(cls, spec: Mapping[str, Any]) -> RecordSpec:
         for key in ("source", "time", "place", "values", "duration"):
             if key not in spec:
                 raise DataFormatError(f"record spec lacks {key!r} (needs source, time, place, values, duration, events)")
@@ -257,11 +292,26 @@ class RecordSpec:
             if not isinstance(r, Mapping) or not {"name", "column", "op", "threshold"} <= set(r):
                 raise DataFormatError(f"record spec event #{i} needs name, column, op and threshold: {r!r}")
             th = r["threshold"]
+            if str(r["op"]) not in _OPS:
+                raise DataFormatError(f"record spec event {r['name']!r}: op {r['op']!r} is not one of {_OPS}")
+            if str(r["op"]) == "in" and not isinstance(th, list):
+                raise DataFormatError(f"record spec event {r['name']!r}: op 'in' needs a list threshold, got {th!r}")
+            if str(r["op"]) in (">", ">=", "<", "<=") and (isinstance(th, bool) or not isinstance(th, (int, float))
+                                                         or th != th or abs(th) == float("inf")):
+                raise DataFormatError(f"record spec event {r['name']!r}: op {r['op']!r} needs a finite number "
+                                      f"threshold, got {th!r}")
             rules.append(EventRule(str(r["name"]), str(r["column"]), str(r["op"]),
                                    tuple(th) if isinstance(th, list) else th,
                                    str(r.get("description", "")), tuple(r.get("aliases", ()))))
-        places = {str(k): (float(v[0]), float(v[1])) for k, v in dict(spec.get("places", {})).items()}
-        ranges = {str(k): (float(v[0]), float(v[1])) for k, v in dict(spec.get("valid_ranges", {})).items()}
+        places = {str(k): _pair(f"places.{k}", v) for k, v in _mapping("places", spec.get("places", {})).items()}
+        ranges = {str(k): _pair(f"valid_ranges.{k}", v)
+                  for k, v in _mapping("valid_ranges", spec.get("valid_ranges", {})).items()}
+        for key in ("place_names", "units"):
+            _mapping(key, spec.get(key, {}))
+        for key in ("categorical", "events"):
+            v = spec.get(key, [])
+            if isinstance(v, (str, Mapping)) or not isinstance(v, Sequence):
+                raise DataFormatError(f"record spec {key!r} must be a list, got {v!r:.80}")
         return cls(source=str(spec["source"]), time_column=str(spec["time"]), place_column=str(spec["place"]),
                    value_columns=tuple(str(v) for v in values), duration_minutes=parse_duration(spec["duration"]),
                    rules=tuple(rules), places=places, place_names=dict(spec.get("place_names", {})),
@@ -270,15 +320,22 @@ class RecordSpec:
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> RecordSpec:
-        """Read the declarative spec from a JSON file."""
+        """Read the declarative spec from a JSON file (errors name the file)."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(p.read_text(encoding="utf-8-sig"))
         except FileNotFoundError:
             raise FileNotFoundError(f"no such record spec: {p}") from None
         except json.JSONDecodeError as exc:
             raise DataFormatError(f"{p}: record spec is not JSON: {exc}") from None
-        return cls.from_mapping(data)
+        except RecursionError:
+            raise DataFormatError(f"{p}: record spec JSON is nested too deeply") from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"{p}: record spec is not UTF-8 text ({exc.reason})") from None
+        try:
+            return cls.from_mapping(data)
+        except DataFormatError as exc:
+            raise DataFormatError(f"{p}: {exc}") from None
 
     def to_mapping(self) -> dict[str, Any]:
         """The declarative dict form (round-trips through :meth:`from_mapping`)."""
@@ -611,8 +668,15 @@ def read_records_csv(path: str | os.PathLike[str], spec: RecordSpec | Mapping[st
         raise FileNotFoundError(f"no such records file: {p}")
     with open(p, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh, delimiter=delimiter)
-        header = set(reader.fieldnames or [])
-        missing = [c for c in (sp.time_column, sp.place_column, *sp.value_columns) if c not in header]
-        if missing:
-            raise DataFormatError(f"{p}: columns {missing} named by the spec are not in the header {sorted(header)}")
-        return build_record_kg(reader, sp)
+        try:
+            header = set(reader.fieldnames or [])
+            missing = [c for c in (sp.time_column, sp.place_column, *sp.value_columns) if c not in header]
+            if missing:
+                raise DataFormatError(f"{p}: columns {missing} named by the spec are not in the header "
+                                      f"{sorted(header)}")
+            return build_record_kg(reader, sp)
+        except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
+            raise DataFormatError(f"{p}:{reader.line_num}: unreadable CSV ({exc}); a field that long is "
+                                  "usually an unbalanced quote") from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"{p}: not UTF-8 text near line {reader.line_num + 1} ({exc.reason})") from None

@@ -209,6 +209,7 @@ def load_source_kg(source: str | os.PathLike[str], *, records: str | os.PathLike
     import csv
 
     spec = RecordSpec.from_json(p)
+    kg = read_records_csv(records, spec)  # clean errors (file:line) for a bad CSV, before the rows below
     with open(records, newline="", encoding="utf-8") as fh:
         rows = [dict(r) for r in csv.DictReader(fh)]
-    return read_records_csv(records, spec), rows
+    return kg, rows

@@ -230,7 +230,7 @@ def agent(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -
     """One agent turn: the planner's next call, or the LLM's (native tool calls or the tagged protocol)."""
     c = resolve_context(build.defaults, runtime.context)
     mode, chat = _mode_and_llm(c, build)
-    run_msgs = list(state.get("messages") or [])[int(state.get("run_start") or 0):]
+    run_msgs: list[BaseMessage] = [*list(state.get("messages") or [])[int(state.get("run_start") or 0):]]
     used, budget = int(state.get("tool_calls") or 0), int(state.get("budget") or c.max_tool_calls)
     deadline = c.deadline_s
     remaining = deadline - (time.time() - float(state.get("started_at") or time.time()))

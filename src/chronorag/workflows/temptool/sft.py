@@ -8,7 +8,6 @@ is correct are kept (the caller passes the gold answers, or the source marks it)
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -16,8 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.errors import DataFormatError
+from chronorag.graphs.persist import iter_jsonl
 from chronorag.metrics import answer_matches
-from chronorag.workflows.temptool.tagged_protocol import format_obs, format_tool_calls
+from chronorag.workflows.temptool.tagged_protocol import (
+    format_obs,
+    format_response,
+    format_tool_calls,
+)
 
 __all__ = ["trajectory_to_record", "cronquestions_records", "reasoner_records", "write_jsonl"]
 
@@ -58,8 +62,7 @@ def trajectory_to_record(
         msgs.append({"role": "assistant", "content": format_tool_calls(calls, think or "I need more facts.")})
         msgs.append({"role": "user", "content": format_obs(obs)})
     think = final_think or "The observations answer the question."
-    msgs.append({"role": "assistant",
-                 "content": f"<think>{think}</think>\n<response>{' | '.join(answers)}</response>"})
+    msgs.append({"role": "assistant", "content": format_response(list(answers), think)})
     return {"messages": msgs}
 
 
@@ -102,15 +105,14 @@ def cronquestions_records(path: str | os.PathLike[str], *, system_prompt: str) -
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no such trajectory file: {p}")
-    for lineno, line in enumerate(p.open(encoding="utf-8"), 1):
-        if not line.strip():
-            continue
+    for lineno, row in iter_jsonl(p):  # file:line for bad JSON, deep nesting, bad gzip or UTF-8
         try:
-            row = json.loads(line)
             hist = row["process"]["history"]
             q = row["question"].get("paraphrases", [row["question"]["question"]])[0]
-        except (json.JSONDecodeError, KeyError, TypeError, IndexError) as exc:
-            raise DataFormatError(f"{p}:{lineno}: not a trajectory record ({exc})") from None
+            if not isinstance(hist, list) or not isinstance(q, str):
+                raise TypeError("history must be a list and the question a string")
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise DataFormatError(f"{p}:{lineno}: not a trajectory record ({type(exc).__name__}: {exc})") from None
         if not row.get("result"):
             continue
         steps: list[tuple[list[dict[str, Any]], str, str | None]] = []
@@ -122,6 +124,8 @@ def cronquestions_records(path: str | os.PathLike[str], *, system_prompt: str) -
             if not tag.startswith("Action"):
                 ok = False
                 break
+            if not isinstance(action, str) or not isinstance(response, str):
+                raise DataFormatError(f"{p}:{lineno}: an action or its response is not a string")
             name, args = _parse_action(action)
             if name == "answer":
                 answer = ", ".join(args)
@@ -155,10 +159,11 @@ def reasoner_records(reasoner: Any, questions: Iterable[dict[str, Any]], *,
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> int:
-    """Write records as JSONL; returns how many."""
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    """Write records as JSONL through the one output writer; returns how many.
+
+    :func:`chronorag.graphs.output.write_jsonl`: a partial file moved over ``path`` only
+    when every record was written, so a failure (a bad input line) leaves ``path`` as it was.
+    """
+    from chronorag.graphs.output import write_jsonl as _write
+
+    return _write(records, path)

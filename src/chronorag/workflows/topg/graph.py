@@ -30,7 +30,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
-from typing import Any
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
@@ -270,7 +270,8 @@ def build_graph(*, mode: str = "local", index_dir: str | TopgIndex | None = None
     if not isinstance(base, S.ToPGSettings):
         raise ConfigError(f"settings must be a ToPGSettings, got {type(base).__name__}")
     loaded = index_dir if isinstance(index_dir, TopgIndex) else None
-    defaults = ToPGContext(mode=mode, index_dir=None if loaded is not None else index_dir, k=base.k,
+    path = None if isinstance(index_dir, TopgIndex) else index_dir
+    defaults = ToPGContext(mode=cast(Literal["naive", "local", "global"], mode), index_dir=path, k=base.k,
                            lam=base.lam, max_iter=base.max_iter, select_threshold=base.select_threshold)
     if llm is not None:
         resolve_llm(llm)  # an unknown object fails here, never silently later

@@ -26,7 +26,7 @@ import numpy as np
 from chronorag.errors import DataFormatError
 from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
-__all__ = ["TopgIndex", "add_documents", "build_topg_index", "load_topg_index", "read_corpus"]
+__all__ = ["TopgIndex", "add_documents", "build_topg_index", "dedup_passages", "load_topg_index", "read_corpus"]
 
 
 def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, str]]:
@@ -53,9 +53,13 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, str]]:
             raise DataFormatError(f"{p} holds no .txt or .md files")
         return [{"title": f.stem, "text": f.read_text(encoding="utf-8")} for f in files]
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise DataFormatError(f"{p}: not JSON ({exc.msg}); expected a list of {{title, text}} records") from None
+    except RecursionError:
+        raise DataFormatError(f"{p}: JSON nested too deeply; expected a list of {{title, text}} records") from None
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -223,16 +227,51 @@ def add_documents(
 ) -> tuple[TopgIndex, dict[str, Any]]:
     """Add passages to an existing index; earlier nodes, ids and vectors are kept as they are.
 
-    Communities (Global mode) are recomputed over the whole graph when requested.
+    A passage already in the index (the same text, whitespace and case aside, or the
+    same non-empty title), or given twice, is skipped and counted in the summary's
+    ``skipped_duplicates`` (with up to 10 of their titles in ``skipped_titles``); when
+    nothing new remains the index is left unchanged. Communities (Global mode) are
+    recomputed over the whole graph when requested.
     """
     idx = load_topg_index(index_dir, cached=False)
+    new, skipped = dedup_passages(idx.graph.passages, passages)
+    dup_info = {"skipped_duplicates": len(skipped),
+                "skipped_titles": [p.get("title") or p["text"][:60] for p in skipped[:10]]}
     enc, _ = _make_encoder(idx.graph.meta.get("encoder", "minilm"), cache, progress)
-    info = _extend(idx.graph, list(passages), _extractor(extractor, llm), enc, progress)
+    if not new:
+        return TopgIndex(idx.graph, enc, Path(index_dir)), {**idx.graph.stats(), "added_passages": 0,
+                                                             **dup_info}
+    info = _extend(idx.graph, new, _extractor(extractor, llm), enc, progress)
     if communities:
         _communities(idx.graph, progress)
     idx.graph.save(index_dir)
     _cached_index.cache_clear()
-    return TopgIndex(idx.graph, enc, Path(index_dir)), {**idx.graph.stats(), **info}
+    return TopgIndex(idx.graph, enc, Path(index_dir)), {**idx.graph.stats(), **info,
+                                                         "added_passages": len(new), **dup_info}
+
+
+def _passage_key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def dedup_passages(indexed: Sequence[dict[str, Any]], passages: Sequence[dict[str, str]]
+                   ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Split ``passages`` into ``(new, skipped)``: skipped ones repeat an indexed (or an
+    earlier given) passage's text, or its non-empty title."""
+    texts = {_passage_key(p["text"]) for p in indexed}
+    titles = {p["title"] for p in indexed if p.get("title")}
+    new: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = []
+    for p in passages:
+        key, title = _passage_key(p["text"]), p.get("title") or ""
+        if key in texts or (title and title in titles):
+            skipped.append(p)
+            continue
+        texts.add(key)
+        if title:
+            titles.add(title)
+        new.append(p)
+    return new, skipped
 
 
 @lru_cache(maxsize=4)

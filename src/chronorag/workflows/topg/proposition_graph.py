@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from chronorag.errors import IndexFormatError
-from chronorag.graphs.persist import atomic_dir, read_json, write_json
+from chronorag.graphs.persist import atomic_dir, write_json
 
 __all__ = [
     "DEFAULTS",
@@ -429,7 +429,7 @@ class PropositionGraph:
             raise ValueError(f"query vector has dimension {q.shape[0]}, the graph's is {self.dim}")
         return q
 
-    def _check_seeds(self, seeds: Sequence[int]) -> np.ndarray:
+    def _check_seeds(self, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
         s = np.unique(np.asarray(list(seeds), dtype=np.int64))
         if s.size == 0:
             raise ValueError("at least one seed proposition is needed")
@@ -472,7 +472,7 @@ class PropositionGraph:
         order = part[np.argsort(-c[part], kind="stable")]
         return order.astype(np.int64), c[order].astype(np.float64)
 
-    def gextract(self, seeds: Sequence[int], size: int = 500, *, restart: float = 0.15,
+    def gextract(self, seeds: Sequence[int] | np.ndarray, size: int = 500, *, restart: float = 0.15,
                  steps: int = 15) -> np.ndarray:
         """GExtract: the ``size`` propositions most visited by a random walk with restart.
 
@@ -620,30 +620,66 @@ class PropositionGraph:
         return Path(directory)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> PropositionGraph:
-        """Load a graph written by :meth:`save` (no rebuilding)."""
-        d = Path(directory)
-        if not (d / "topg.json").is_file():
+    def load(cls, directory: str | os.PathLike[str] | Any) -> PropositionGraph:
+        """Load a graph written by :meth:`save` (no rebuilding).
+
+        Every file is read from one version of the index and checked against its
+        build-time fingerprint (:class:`~chronorag.graphs.index_files.IndexFiles`); a
+        damaged or foreign file raises :class:`IndexFormatError` naming it.
+        """
+        from chronorag.graphs.index_files import IndexFiles
+
+        files = IndexFiles.open(directory)
+        d = files.shown
+        if not files.has("topg.json"):
             raise IndexFormatError(f"{d} is not a ToPG index (no topg.json); build one with "
                                    f"`chronorag topg index CORPUS --out {d}`")
-        meta = read_json(d / "topg.json")
-        if meta.get("format") != FORMAT:
-            raise IndexFormatError(f"{d}: ToPG index format {meta.get('format')!r}, expected {FORMAT}; rebuild it")
-        g = cls(int(meta["dim"]))
+        meta = files.json("topg.json")
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise IndexFormatError(f"{d}: ToPG index format {fmt!r}, expected {FORMAT}; rebuild it: "
+                                   f"`chronorag topg index CORPUS --out {d}`")
+        with files.parsing("topg.json"):
+            g = cls(int(meta["dim"]))
         g.meta = meta
-        g.passages = read_json(d / "passages.json")
-        g.propositions = read_json(d / "propositions.json")
-        g.entities = read_json(d / "entities.json")
-        g.prop_passage = np.load(d / "prop_passage.npy")
-        g.prop_vectors = np.load(d / "prop_vectors.npy")
-        g.entity_vectors = np.load(d / "entity_vectors.npy")
-        g.pe = sp.load_npz(d / "pe.npz").tocsr().astype(np.float32)
-        pv = d / "passage_vectors.npy"
-        g.passage_vectors = np.load(pv) if pv.is_file() else None
-        g._entity_key = {k: int(v) for k, v in read_json(d / "entity_keys.json").items()}
-        if (d / "communities.npz").is_file():
-            z = np.load(d / "communities.npz")
-            g.communities = np.split(z["nodes"], np.cumsum(z["sizes"])[:-1]) if z["sizes"].size else []
-        if g.pe.shape != (len(g.propositions), len(g.entities)) or len(g.prop_passage) != len(g.propositions):
-            raise IndexFormatError(f"{d}: inconsistent ToPG index (matrix shapes do not match the node lists)")
+        g.passages = files.json("passages.json")
+        g.propositions = files.json("propositions.json")
+        g.entities = files.json("entities.json")
+        for name, value, kind in (("passages.json", g.passages, dict), ("propositions.json", g.propositions, str),
+                                  ("entities.json", g.entities, str)):
+            if not isinstance(value, list) or not all(isinstance(x, kind) for x in value):
+                raise files.damaged(name, f"expected a JSON list of {kind.__name__}")
+        if not all(isinstance(p.get("text"), str) and isinstance(p.get("title", ""), str) for p in g.passages):
+            raise files.damaged("passages.json", "a passage without a text string")
+        g.prop_passage = files.npy("prop_passage.npy", ndim=1)
+        g.prop_vectors = files.npy("prop_vectors.npy", ndim=2)
+        g.entity_vectors = files.npy("entity_vectors.npy", ndim=2)
+        g.pe = files.sparse_npz("pe.npz").astype(np.float32)
+        g.passage_vectors = files.npy("passage_vectors.npy", ndim=2) if files.has("passage_vectors.npy") else None
+        keys = files.json("entity_keys.json")
+        with files.parsing("entity_keys.json"):
+            g._entity_key = {str(k): int(v) for k, v in keys.items()}
+        if files.has("communities.npz"):
+            z = files.npz("communities.npz", keys=("sizes", "nodes"))
+            with files.parsing("communities.npz"):
+                sizes = z["sizes"].astype(np.int64)
+                if sizes.ndim != 1 or z["nodes"].ndim != 1 or int(sizes.sum()) != len(z["nodes"]) \
+                        or (sizes.size and int(sizes.min()) < 0):
+                    raise ValueError("community sizes do not add up to the node list")
+                g.communities = np.split(z["nodes"], np.cumsum(sizes)[:-1]) if sizes.size else []
+        n_p, n_e = len(g.propositions), len(g.entities)
+        checks = (
+            ("pe.npz", g.pe.shape == (n_p, n_e)),
+            ("prop_passage.npy", len(g.prop_passage) == n_p and (not n_p or (
+                int(g.prop_passage.min()) >= 0 and int(g.prop_passage.max()) < len(g.passages)))),
+            ("prop_vectors.npy", g.prop_vectors.shape == (n_p, g.dim)),
+            ("entity_vectors.npy", g.entity_vectors.shape == (n_e, g.dim)),
+            ("passage_vectors.npy", g.passage_vectors is None or g.passage_vectors.shape == (len(g.passages), g.dim)),
+            ("entity_keys.json", all(0 <= v < n_e for v in g._entity_key.values())),
+        )
+        for name, ok in checks:
+            if not ok:
+                raise files.damaged(name, "its shape does not match the index's node lists "
+                                          f"({n_p} propositions, {n_e} entities, {len(g.passages)} passages, "
+                                          f"dimension {g.dim})")
         return g

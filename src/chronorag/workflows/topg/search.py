@@ -412,7 +412,8 @@ def rocchio_query(g: Any, u: int, origin: dict[int, np.ndarray], negative: dict[
     return rocchio(origin[u], g.prop_vectors[u], negative.get(u), alpha=alpha, beta=beta, gamma=gamma)
 
 
-def _tokens(text: str) -> int:
+def _words(text: str) -> int:
+    """Whitespace words: ToPG's budgets (chunk_tokens, partial_words) are counted in words."""
     return len(text.split())
 
 
@@ -444,9 +445,10 @@ def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors:
                for n in nodes if n >= g.n_props + len(g.entities)]
         lines = ([f"Topics: {', '.join(ents[:30])}"] if ents else []) + \
             [g.propositions[p] for p in props] + pas
-        chunks, cur = [], []
+        chunks: list[list[str]] = []
+        cur: list[str] = []
         for line in lines:
-            if cur and _tokens("\n".join(cur)) + _tokens(line) > settings.chunk_tokens:
+            if cur and _words("\n".join(cur)) + _words(line) > settings.chunk_tokens:
                 chunks.append(cur)
                 cur = []
             cur.append(line)
@@ -455,9 +457,10 @@ def global_report(index: TopgIndex, llm: ChatLLM | None, question: str, anchors:
         for chunk in chunks:
             partials.append(_partial(llm, question, qv, index, chunk, props, ci, settings.partial_words))
     partials.sort(key=lambda x: -x["score"])
-    kept, used = [], 0
+    kept: list[dict[str, Any]] = []
+    used = 0
     for p in partials:  # the best partial answers that fit the report budget
-        t = _tokens(p["answer"])
+        t = _words(p["answer"])
         if kept and used + t > settings.report_tokens:
             continue
         kept.append(p)
@@ -487,12 +490,13 @@ def _partial(llm: ChatLLM | None, question: str, qv: np.ndarray, index: TopgInde
     # extractive substitute: the chunk's propositions closest to the question, up to partial_words
     in_chunk = set(chunk)
     ranked = [p for p in props if g.propositions[p] in in_chunk] or props
-    words, take = 0, []
+    words = 0
+    take: list[int] = []
     for p in ranked:
-        if take and words + _tokens(g.propositions[p]) > partial_words:
+        if take and words + _words(g.propositions[p]) > partial_words:
             break
         take.append(p)
-        words += _tokens(g.propositions[p])
+        words += _words(g.propositions[p])
     score = float(max((g.prop_vectors[p] @ qv for p in take[:3]), default=0.0)) * 100
     return {"community": community, "answer": " ".join(g.propositions[p] for p in take) or chunk[0],
             "score": score}
