@@ -269,7 +269,8 @@ def test_judge_and_ragas_llm_metrics_run(server, cfg):
     assert v.correct in (True, False) or v.failed_calls == 1
     calls = cfg.ledger.summary()["calls"]
     rec = {"id": "r1", "question": "Who chaired Audi's board in 2022?", "answers": ["Markus Duesmann"],
-           "gold": ["Markus Duesmann"], "evidence": ["Markus Duesmann chaired the Board of Management of Audi."]}
+           "predicted": ["Markus Duesmann"],
+           "evidence": ["Markus Duesmann chaired the Board of Management of Audi."]}
     scores = ragas_scores([rec], metrics=[Faithfulness(), LLMContextPrecisionWithReference()], llm=cfg)
     assert scores["n"] == 1
     for m in ("faithfulness", "llm_context_precision_with_reference"):
