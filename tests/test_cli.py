@@ -63,10 +63,15 @@ def test_demo_runs(tmp_path, capsys):
     assert main(["-q", "demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
     assert "no LLM" in out
-    assert "2014-03-05" in out  # first Kerry-Lavrov consultation in March 2014 (from the real data)
-    assert out.count("Q: ") == 4
-    assert "A: China" in out  # Obama criticized France on 2014-06-05, then China on 2014-07-09
-    assert "A: 2014-02-27" in out and "A: 2014-02" in out and "A: Mohammad Javad Zarif" in out
+    res = json.loads(out.strip().splitlines()[-1])["methods"]
+    assert sorted(res) == ["kg-irag", "star-rag", "t-grag", "temptool", "topg"]
+    assert all(r["ok"] and r["questions"] == 2 and r["fallbacks"] == {} for r in res.values()), res
+    assert "llm_calls" not in res["topg"]  # no LLM, no token fields
+    assert out.count("Q: ") == 10
+    assert "A: China" in out  # TempTool: Obama criticized France on 2014-06-05, then China on 2014-07-09
+    assert "A: 2014-02" in out  # first Kerry-Zarif negotiation
+    assert "A: [2022] Markus Duesmann chaired the Board of Management of Audi." in out  # T-GRAG, extractive
+    assert "A: yes" in out  # KG-iRAG: low visibility at La Guardia in the bundled week (real records)
 
 
 def test_star_rag_and_tools_from_cli(tmp_path, capsys):

@@ -3,7 +3,7 @@
 ::
 
     chronorag ingest KG.tsv.gz --out INDEX_DIR [--encoder minilm|static] [--index flat|hnsw]
-    chronorag demo
+    chronorag demo [--llm local [--local-model smollm2|gemma3-270m] | --llm-url URL]
     chronorag ask INDEX_DIR "question" [--method dense] [--llm-url URL] [--json]
     chronorag ask INDEX_DIR --questions FILE.jsonl --json [--method tools] [--reference YYYY-MM-DD]
     chronorag eval multitq INDEX_DIR QUESTIONS.jsonl --method dense [--limit N] [--out run.jsonl] [--judge]
@@ -49,7 +49,7 @@ from chronorag.cli._common import (
     set_offline_env,
 )
 from chronorag.cli.ask import _cmd_ask
-from chronorag.cli.demo import _cmd_demo
+from chronorag.cli.demo import add_demo_parser
 from chronorag.cli.evaluate import _cmd_eval, _cmd_ragas, _cmd_report
 from chronorag.cli.index import _cmd_info, _cmd_ingest
 from chronorag.cli.kg_irag import _add_kg_irag
@@ -90,10 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_encoder_opts(sp)
     sp.set_defaults(func=_cmd_ingest)
 
-    sp = sub.add_parser("demo", help="ingest the bundled sample and run a few queries offline")
-    sp.add_argument("--out", default=None, help="where to keep the demo index")
-    add_encoder_opts(sp)
-    sp.set_defaults(func=_cmd_demo)
+    add_demo_parser(sub, add_encoder_opts)
 
     from chronorag.evaluation import METHODS
 

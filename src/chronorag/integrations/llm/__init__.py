@@ -6,7 +6,7 @@
 """
 
 from chronorag.integrations.llm.chat import ChatLLM, LLMLike, resolve_llm
-from chronorag.integrations.llm.config import LLMConfig, chat, strip_reasoning
+from chronorag.integrations.llm.config import LLMConfig, chat, clean_reply, strip_reasoning
 from chronorag.integrations.llm.ledger import (
     CallRecord,
     FallbackLog,
@@ -24,6 +24,7 @@ __all__ = [
     "LLMConfig",
     "TokenLedger",
     "chat",
+    "clean_reply",
     "fallbacks",
     "query_scope",
     "record_fallback",

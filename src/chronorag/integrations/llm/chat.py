@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
 from chronorag.errors import LLMError
-from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, strip_reasoning
+from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, clean_reply
 from chronorag.integrations.llm.ledger import (
     CallRecord,
     TokenLedger,
@@ -108,7 +108,8 @@ class ChatLLM:
             An OpenAI ``response_format`` (``{"type": "json_schema", ...}``); passed to
             OpenAI-compatible backends, ignored (the prompt still asks for JSON) by others.
         strip : bool
-            Remove ``<think>`` blocks (default).
+            Remove ``<think>`` blocks and decode HTML entities (default; see
+            :func:`~chronorag.integrations.llm.config.clean_reply`).
 
         Raises
         ------
@@ -164,7 +165,7 @@ class ChatLLM:
             text = resp.message.content
         if text is None:
             raise LLMError(f"{self.name} returned no text")
-        return strip_reasoning(text) if strip else text
+        return clean_reply(text) if strip else text
 
     def complete_json(self, messages: list[dict[str, Any]], *, schema: dict[str, Any],
                       name: str = "reply", max_tokens: int | None = None,

@@ -22,7 +22,7 @@ for code that cannot.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import Field, PrivateAttr, field_validator
@@ -36,7 +36,7 @@ from chronorag.integrations.llm.ledger import (
     _on_request,
 )
 
-__all__ = ["LLMConfig", "chat", "strip_reasoning"]
+__all__ = ["LLMConfig", "chat", "clean_reply", "strip_reasoning"]
 
 class LLMConfig(BaseSettings):
     """Settings of an OpenAI-compatible chat endpoint (env prefix ``CHRONORAG_``).
@@ -57,6 +57,10 @@ class LLMConfig(BaseSettings):
         Retries on connection errors and 5xx.
     max_tokens : int, optional
         Completion cap per call.
+    structured_output : {"auto", "json_schema", "json_object"}
+        How JSON-schema output is requested: OpenAI's ``{"type": "json_schema", ...}``
+        (vLLM, OpenAI), llama-cpp-python's ``{"type": "json_object", "schema": ...}``, or
+        ``"auto"``: the first, switching to the second for good when the server rejects it.
     """
 
     model_config = SettingsConfigDict(env_prefix="CHRONORAG_", extra="ignore")
@@ -68,6 +72,7 @@ class LLMConfig(BaseSettings):
     timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0)
     max_tokens: int | None = Field(None, gt=0)
+    structured_output: Literal["auto", "json_schema", "json_object"] = "auto"
 
     @field_validator("base_url")
     @classmethod
@@ -198,22 +203,82 @@ def chat(config: LLMConfig, messages: list[dict[str, Any]], **kwargs: Any) -> st
     if config.max_tokens is not None:
         params["max_tokens"] = config.max_tokens
     params.update(kwargs)
+    fmt = params.pop("response_format", None)
+    if fmt is not None:
+        params["response_format"] = _response_format(config, fmt)
     try:
-        resp = client.chat.completions.create(model=config.model, messages=messages, **params)
+        try:
+            resp = client.chat.completions.create(model=config.model, messages=messages, **params)
+        except Exception as exc:
+            if fmt is None or not _rejects_json_schema(config, params, exc):
+                raise
+            config._state()["structured_output"] = "json_object"  # remembered for this config
+            params["response_format"] = _response_format(config, fmt)
+            resp = client.chat.completions.create(model=config.model, messages=messages, **params)
     except Exception as exc:  # the openai client raises many types; keep the cause
         raise LLMError(f"LLM call to {config.base_url} failed: {exc}") from exc
     try:
         text = resp.choices[0].message.content if resp.choices else None
+        finish = resp.choices[0].finish_reason if resp.choices else None
     except (AttributeError, IndexError, TypeError) as exc:  # a non-OpenAI-shaped reply
         raise LLMError(f"LLM at {config.base_url} returned a malformed reply: {resp!r:.300}") from exc
     if text is None:
-        raise LLMError(f"LLM at {config.base_url} returned no text: {resp!r}")
+        raise LLMError(f"LLM at {config.base_url} returned no text: {resp!r:.300}")
+    if finish == "length":
+        from chronorag.integrations.llm.ledger import record_fallback
+
+        cap = params.get("max_tokens")
+        record_fallback("llm.truncated", f"reply cut at max_tokens={cap}: {text[-120:]!r}")
     return text
+
+
+def _response_format(config: LLMConfig, fmt: dict[str, Any]) -> dict[str, Any]:
+    """``fmt`` (OpenAI's json_schema form) in the dialect this endpoint speaks."""
+    mode = config._state().get("structured_output", config.structured_output)
+    if mode != "json_object" or fmt.get("type") != "json_schema":
+        return fmt
+    schema = (fmt.get("json_schema") or {}).get("schema")
+    return {"type": "json_object", "schema": schema} if schema is not None else {"type": "json_object"}
+
+
+def _rejects_json_schema(config: LLMConfig, params: dict[str, Any], exc: Exception) -> bool:
+    """True when ``exc`` is the server refusing OpenAI's json_schema response_format (auto mode)."""
+    if config._state().get("structured_output", config.structured_output) != "auto":
+        return False
+    if (params.get("response_format") or {}).get("type") != "json_schema":
+        return False
+    status = getattr(exc, "status_code", None)
+    text = str(exc).lower()
+    return status in (400, 422) and ("response_format" in text or "json_object" in text or "json_schema" in text)
 
 
 # ---------------------------------------------------------------------------
 # One adapter for every LLM object a user may hand chronorag
 # ---------------------------------------------------------------------------
+
+_ENTITY_RE = None
+
+
+def clean_reply(text: str) -> str:
+    """:func:`strip_reasoning`, then HTML entities decoded (``&#39;`` -> ``'``).
+
+    Some servers' chat templates HTML-escape the prompt (llama-cpp-python's
+    ``chatml-function-calling`` does), and small models copy the entities into the reply.
+
+    Examples
+    --------
+    >>> clean_reply("<think>x</think> Obama&#39;s visit")
+    "Obama's visit"
+    """
+    import html
+    import re
+
+    global _ENTITY_RE
+    out = strip_reasoning(text)
+    if _ENTITY_RE is None:
+        _ENTITY_RE = re.compile(r"&(?:#\d{1,6}|#x[0-9a-fA-F]{1,6}|amp|lt|gt|quot|apos);")
+    return html.unescape(out) if _ENTITY_RE.search(out) else out
+
 
 def _json_from_text(text: str) -> Any:
     """Parse the first JSON object or array in ``text`` (code fences allowed)."""

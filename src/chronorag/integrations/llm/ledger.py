@@ -31,6 +31,8 @@ class CallRecord:
     completion_tokens: int
     latency_s: float
     status: int
+    #: False when the server sent no ``usage`` (a stream without a usage chunk, an error)
+    metered: bool = True
 
 
 class TokenLedger:
@@ -66,7 +68,9 @@ class TokenLedger:
         Returns
         -------
         dict
-            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``latency_s``.
+            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``latency_s``
+            and ``unmetered_calls`` (calls whose reply carried no ``usage``: their tokens are
+            not in the totals).
         """
         with self._lock:
             recs = [r for r in self.records if query_id is None or r.query_id == query_id]
@@ -78,6 +82,7 @@ class TokenLedger:
             "completion_tokens": c,
             "total_tokens": p + c,
             "latency_s": round(sum(r.latency_s for r in recs), 6),
+            "unmetered_calls": sum(1 for r in recs if not r.metered),
         }
 
     def per_query(self) -> dict[str, dict[str, Any]]:
@@ -123,6 +128,7 @@ def _make_response_hook(ledger: TokenLedger) -> Any:
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency_s=time.perf_counter() - t0,
             status=response.status_code,
+            metered=bool(usage),
         ))
 
     return _on_response

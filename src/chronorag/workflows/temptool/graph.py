@@ -59,16 +59,18 @@ from chronorag.graphs.event_index import EventIndex
 from chronorag.integrations.llm import (
     ChatLLM,
     LLMLike,
+    clean_reply,
     record_fallback,
     resolve_llm,
-    strip_reasoning,
 )
 from chronorag.workflows.common import index_dir_of, resolve_context, run_question
 from chronorag.workflows.temptool.prompts import (
     LIMIT_NOTE,
     NATIVE_SYSTEM,
+    NO_TOOL_NOTE,
     TAGGED_FORMAT_ERROR,
     TAGGED_LIMIT_NOTE,
+    TAGGED_NO_TOOL_NOTE,
     TAGGED_SYSTEM,
 )
 from chronorag.workflows.temptool.reasoner import ReasonerResult, TemporalReasoner
@@ -299,22 +301,41 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
     model = _lc_model(chat, remaining)
     if used >= budget:
         reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
-        text = strip_reasoning(str(reply.content or ""))
+        text = clean_reply(str(reply.content or ""))
         answers = split_answers(text) if not (reply.tool_calls or reply.invalid_tool_calls) else []
         if not answers:
             return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
         return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
-    reply = _invoke(model.bind_tools(lc_tools), [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
+    bound = model.bind_tools(lc_tools)
+    reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
     calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
+    prefix: list[BaseMessage] = []
+    if not (calls or invalid) and used == 0:
+        # an answer before any lookup is not grounded in the KG: remind once, then abstain
+        said = clean_reply(str(reply.content or ""))
+        record_fallback("temptool.no_tool_call", said[:200])
+        prefix = [AIMessage(content=said), HumanMessage(NO_TOOL_NOTE)]
+        forced = model.bind_tools(lc_tools, tool_choice="required")  # OpenAI, vLLM and llama.cpp honour it
+        reply = _invoke(forced, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
+        calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
+        if not (calls or invalid):
+            return _abstain(said, clean_reply(str(reply.content or "")))
     if calls or invalid:
         room = budget - used
         calls = calls[:room]
         invalid = invalid[: max(0, room - len(calls))]
         msg = AIMessage(content=reply.content, tool_calls=calls, invalid_tool_calls=invalid,
                         id=reply.id, response_metadata=reply.response_metadata)
-        return {"messages": [msg], "tool_calls": used + len(calls) + len(invalid)}
-    text = strip_reasoning(str(reply.content or ""))
+        return {"messages": [*prefix, msg], "tool_calls": used + len(calls) + len(invalid)}
+    text = clean_reply(str(reply.content or ""))
     return {**_final(split_answers(text), text), "messages": [reply]}
+
+def _abstain(first: str, second: str) -> dict[str, Any]:
+    """Stop without answers: the model answered twice without consulting the KG (counted)."""
+    record_fallback("temptool.abstain_no_kg", second[:200])
+    note = ("Abstained: the model answered twice without consulting the knowledge graph, so its "
+            f"answer is not grounded. Its unverified reply: {(second or first)[:200]!r}")
+    return _stop("no_tool_call", note)
 
 def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: int,
                  remaining: float) -> dict[str, Any]:
@@ -325,6 +346,16 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
     text = str(_invoke(model, prompt, chat).content or "")
     turn = parse_turn(text)
     wants_tools = bool(turn.tool_calls or turn.errors) and turn.calls_before_response
+    if not wants_tools and used == 0 and used < budget and "<tool_call>" not in text:
+        # an answer before any lookup is not grounded in the KG: remind once, then abstain
+        first = clean_reply(turn.response if turn.response is not None else text)
+        record_fallback("temptool.no_tool_call", first[:200])
+        text2 = str(_invoke(model, [*prompt, AIMessage(content=text), HumanMessage(TAGGED_NO_TOOL_NOTE)],
+                            chat).content or "")
+        turn2 = parse_turn(text2)
+        if not (bool(turn2.tool_calls or turn2.errors) and turn2.calls_before_response):
+            return _abstain(first, clean_reply(turn2.response if turn2.response is not None else text2))
+        text, turn, wants_tools = text2, turn2, True
     if used >= budget:
         answers = split_answers(turn.response) if turn.response is not None and not wants_tools else []
         if not answers:
@@ -340,7 +371,7 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
     if turn.response is None and "<tool_call>" in text:
         msg = AIMessage(content=text, invalid_tool_calls=[_invalid(text[-200:], TAGGED_FORMAT_ERROR)])
         return {"messages": [msg], "tool_calls": used + 1}
-    body = turn.response if turn.response is not None else strip_reasoning(text)
+    body = turn.response if turn.response is not None else clean_reply(text)
     return _final(split_answers(body), text)
 
 # ------------------------------------------------------------------ tools

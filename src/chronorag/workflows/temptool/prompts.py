@@ -52,3 +52,10 @@ TAGGED_FORMAT_ERROR = (
     "Your turn had neither a readable <tool_call> nor a <response>. Call a tool with one JSON object "
     "per line inside <tool_call>...</tool_call>, or answer inside <response>...</response>."
 )
+
+NO_TOOL_NOTE = (
+    "You answered without looking anything up. The answer must come from the knowledge graph: "
+    "call one of the tools first, with arguments copied from the question."
+)
+
+TAGGED_NO_TOOL_NOTE = NO_TOOL_NOTE + " Write the call inside <tool_call>...</tool_call>."

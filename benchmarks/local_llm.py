@@ -1,0 +1,115 @@
+"""Every method's LLM path through a small local model (the ``local-llm`` extra): plumbing figures.
+
+For each model: start the local llama.cpp server, run ``chronorag demo --llm-url`` (two questions
+per method with references), then KG-iRAG on ``--kg-irag-n`` questions generated from the bundled
+week of NYC weather records; stop the server. Per method it reports the completion rate (questions
+that finished without an error), fallbacks per question by kind, p50 latency, tokens per question
+and the reference-match rate. A 135M/270M model measures the plumbing, not the method.
+
+    python benchmarks/local_llm.py --models smollm2,gemma3-270m --kg-irag-n 20 \\
+        --out benchmarks/results/local_llm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _summary(name: str, r: dict) -> dict:
+    q = max(int(r.get("questions", 0)), 1)
+    lat = r.get("question_latency_s") or [r.get("latency_s", 0.0)]
+    return {
+        "method": name, "questions": r.get("questions", 0), "completed": r.get("questions", 0) if r["ok"] else 0,
+        "completion_rate": 1.0 if r["ok"] else 0.0, "error": r.get("error"),
+        "fallbacks_per_question": {k: round(v / q, 2) for k, v in sorted(r.get("fallbacks", {}).items())},
+        "p50_latency_s": round(statistics.median(lat), 2),
+        "tokens_per_question": round((r.get("prompt_tokens", 0) + r.get("completion_tokens", 0)) / q, 1),
+        "llm_calls_per_question": round(r.get("llm_calls", 0) / q, 1),
+        "reference_match": (round(r["reference_match"] / q, 2) if "reference_match" in r else None),
+    }
+
+
+def _kg_irag(cfg, n: int) -> dict:
+    from chronorag.cli.demo import demo_data_dir
+    from chronorag.errors import ChronoRAGError
+    from chronorag.integrations.llm import fallbacks, query_scope
+    from chronorag.workflows.kg_irag.graph import build_graph
+    from chronorag.workflows.kg_irag.questions import generate_questions
+    from chronorag.workflows.kg_irag.sources import load_source_kg
+
+    d = demo_data_dir() / "kg_irag"
+    kg, rows = load_source_kg(d / "nyc_weather_spec.json", records=next(d.glob("*.csv")))
+    qs = generate_questions(rows, kg.spec, n=n, seed=0)
+    g = build_graph(kg=kg, llm=cfg, use_llm=True, t_max=3)
+    before = len(fallbacks.records)
+    lat, ok, correct, errors = [], 0, 0, []
+    for i, q in enumerate(qs):
+        t0 = time.perf_counter()
+        try:
+            with query_scope(f"bench-kg-{i}"):
+                out = g.invoke({"question": q["question"]})
+            ok += 1
+            correct += out.get("answer") == q["answer"]
+        except ChronoRAGError as exc:
+            errors.append(str(exc)[:200])
+        lat.append(time.perf_counter() - t0)
+    counts: dict[str, int] = {}
+    for _q, kind, _d in fallbacks.records[before:]:
+        counts[kind] = counts.get(kind, 0) + 1
+    s = cfg.ledger.summary()
+    return {"method": f"kg-irag ({n} generated questions)", "questions": n, "completed": ok,
+            "completion_rate": round(ok / n, 2), "error": errors[0] if errors else None,
+            "fallbacks_per_question": {k: round(v / n, 2) for k, v in sorted(counts.items())},
+            "p50_latency_s": round(statistics.median(lat), 2),
+            "tokens_per_question": round((s["prompt_tokens"] + s["completion_tokens"]) / n, 1),
+            "llm_calls_per_question": round(s["calls"] / n, 1), "reference_match": round(correct / n, 2)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="smollm2,gemma3-270m")
+    ap.add_argument("--kg-irag-n", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--methods", default=None, help="demo methods (default: all five)")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    from chronorag.cli import main as cli
+    from chronorag.integrations.local_llm import LocalLLMServer
+
+    results = {"machine": f"{os.cpu_count()} cores, loadavg {os.getloadavg()[0]:.1f} at start", "models": {}}
+    for model in a.models.split(","):
+        with LocalLLMServer(model=model, threads=a.threads) as srv:
+            os.environ.update(CHRONORAG_API_KEY=srv.api_key, CHRONORAG_MODEL=model,
+                              CHRONORAG_STRUCTURED_OUTPUT="json_object")
+            buf = io.StringIO()
+            t0 = time.perf_counter()
+            with contextlib.redirect_stdout(buf):
+                code = cli(["-q", "demo", "--out", tempfile.mkdtemp(prefix="bench-demo-"), "--encoder", "static",
+                            "--llm-url", srv.base_url, "--max-tokens", "256"]
+                           + (["--methods", a.methods] if a.methods else []))
+            demo = json.loads(buf.getvalue().strip().splitlines()[-1])["methods"]
+            rows = [_summary(k, v) for k, v in demo.items()]
+            if a.kg_irag_n:
+                rows.append(_kg_irag(srv.config(max_tokens=256), a.kg_irag_n))
+            results["models"][model] = {"server_startup_s": round(srv.startup_s or 0, 1), "demo_exit_code": code,
+                                        "wall_s": round(time.perf_counter() - t0, 1), "methods": rows,
+                                        "demo_output": buf.getvalue().splitlines()[:-1]}
+        print(json.dumps({model: rows}, indent=1), flush=True)
+    results["loadavg_end"] = round(os.getloadavg()[0], 1)
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
