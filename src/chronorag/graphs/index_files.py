@@ -40,9 +40,12 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronorag.errors import IndexFormatError
+
+if TYPE_CHECKING:
+    import mmap
 from chronorag.graphs.persist import ADMIN_DIR, snapshot
 
 __all__ = ["IndexFiles", "rebuild_command"]
@@ -247,7 +250,7 @@ class IndexFiles:
         self._verify(name, data)
         return data
 
-    def _verify(self, name: str, data: bytearray) -> None:
+    def _verify(self, name: str, data: bytes | bytearray | mmap.mmap) -> None:
         if self._prints is None:
             return
         want = self._prints.get(name)
@@ -318,7 +321,7 @@ class IndexFiles:
         finally:
             if own is not None:
                 os.close(own)
-        self._verify(name, mm)  # type: ignore[arg-type]  (reads the pages into the shared cache)
+        self._verify(name, mm)  # reads the pages into the shared cache
         return mm
 
     def npy_mapped(self, name: str, *, ndim: int | None = None) -> Any:

@@ -113,6 +113,7 @@ def _rows_csv(fh: io.TextIOBase) -> Iterator[tuple[int, dict[str, Any] | str]]:
         if None in rec or any(v is None for v in rec.values()):
             yield lineno, f"expected {len(header)} comma-separated fields"
             continue
+        assert start_col is not None  # a header without it raised above
         yield lineno, _split_row(rec, start_col)
 
 
@@ -155,6 +156,7 @@ def _rows_jsonl(fh: io.TextIOBase) -> Iterator[tuple[int, dict[str, Any] | str]]
         if "attrs" in rec and not isinstance(rec["attrs"], dict):
             yield lineno, "'attrs' must be an object"
             continue
+        assert start_col is not None  # a record without it was skipped above
         yield lineno, _split_row(rec, start_col)
 
 
@@ -213,7 +215,7 @@ def read_events(
                 if lineno % 65536 == 0:
                     bar.tick()
                 reason = row if isinstance(row, str) else None
-                if reason is None:
+                if not isinstance(row, str):
                     try:
                         b.add(row["subject"], row["relation"], row["object"], row["start"],
                               row.get("end"), text=row.get("text"), attrs=row.get("attrs"))

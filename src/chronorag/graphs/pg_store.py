@@ -46,7 +46,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -55,6 +55,9 @@ from chronorag.errors import IndexBusyError, IndexFormatError, StoreConnectionEr
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.store import Event, TemporalEventStore, _Vocab
 from chronorag.graphs.time import TimeInterval, TimePoint, parse_time, temporal_mask
+
+if TYPE_CHECKING:
+    from chronorag.graphs.vectors import VectorIndex
 
 __all__ = ["MANIFEST", "PgEventStore", "PgVectorIndex", "connect", "redact_url", "schema_for",
            "write_pg_version"]
@@ -567,7 +570,8 @@ class PgEventStore(TemporalEventStore):
     def to_memory(self) -> TemporalEventStore:
         """The whole store read into an in-memory :class:`TemporalEventStore` (one query)."""
         rows = self._q("SELECT " + ", ".join(_COLS) + " FROM {events} ORDER BY id")
-        cols = {c: np.array([r[k] for r in rows], dtype=_DTYPES[c]) for k, c in enumerate(_COLS[:7])}
+        cols: dict[str, Any] = {c: np.array([r[k] for r in rows], dtype=_DTYPES[c])
+                                for k, c in enumerate(_COLS[:7])}
         texts = [r[8] for r in rows] if self._has_texts else None
         attrs = [r[9] for r in rows] if any(r[9] is not None for r in rows) else None
         return TemporalEventStore(entities=list(self.entities), relations=list(self.relations), **cols,
@@ -641,7 +645,7 @@ class PgVectorIndex:
         scores = np.full((len(q), k), -np.inf, np.float32)
         ids = np.full((len(q), k), -1, np.int64)
         tbl = self._store._t[self._table]
-        where, params = sql.SQL(""), ()
+        where, params = sql.SQL(""), cast("tuple[Any, ...]", ())
         if subset is not None:
             sub = np.unique(np.asarray(subset, dtype=np.int64))
             if sub.size == 0:
@@ -706,6 +710,8 @@ class _PgVectors:
 class PgEventIndex(EventIndex):
     """An :class:`~chronorag.graphs.event_index.EventIndex` whose store and vectors live in PostgreSQL."""
 
+    store: PgEventStore  # always one here (the dataclass fields are EventIndex's; this only narrows the type)
+
     def events_of_triples(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each triple row, the ids of its events (one SQL query)."""
         return pg_events_of_triples(self.store, rows)
@@ -751,8 +757,9 @@ def load_pg_index(directory: Path, shown: Path) -> PgEventIndex:
                                f"{man.get('format')!r}); re-ingest with --store")
     store = PgEventStore(man["url"], man["schema"])
     vecs = PgVectorIndex(store)
-    return PgEventIndex(store=store, triples=_TripleFirst(store), triple_of_event=store.triple_of_event,
-               vectors=vecs, meta=dict(store.meta), path=shown)
+    return PgEventIndex(store=store, triples=cast(np.ndarray, _TripleFirst(store)),
+                        triple_of_event=cast(np.ndarray, store.triple_of_event),
+                        vectors=cast("VectorIndex", vecs), meta=dict(store.meta), path=shown)
 
 
 class _TripleFirst:
@@ -879,8 +886,10 @@ def build_pg_index(
 def _open_with(url: str, schema: str, out_dir: Any) -> PgEventIndex:
     """Open the index with the ingest's own URL (its password is not in the manifest)."""
     store = PgEventStore(url, schema)
-    return PgEventIndex(store=store, triples=_TripleFirst(store), triple_of_event=store.triple_of_event,
-                        vectors=PgVectorIndex(store), meta=dict(store.meta), path=Path(out_dir))
+    return PgEventIndex(store=store, triples=cast(np.ndarray, _TripleFirst(store)),
+                        triple_of_event=cast(np.ndarray, store.triple_of_event),
+                        vectors=cast("VectorIndex", PgVectorIndex(store)), meta=dict(store.meta),
+                        path=Path(out_dir))
 
 
 def holds_memory_index(directory: str | os.PathLike[str]) -> bool:

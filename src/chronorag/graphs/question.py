@@ -296,29 +296,29 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     for m in re.finditer(rf"{_PRE}(first|second|1st|2nd|last)\s+half\s+(?:of\s+)?{_YEAR}\b", s, re.I):
         if free(m):
             h = 1 if m.group(1).lower() in ("first", "1st") else 2
-            y = m.group(2)
-            take(m, f"{y}-{1 if h == 1 else 7:02d}", f"{y}-{6 if h == 1 else 12:02d}")
+            yr = m.group(2)
+            take(m, f"{yr}-{1 if h == 1 else 7:02d}", f"{yr}-{6 if h == 1 else 12:02d}")
     for m in re.finditer(rf"{_PRE}(?:(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?|q([1-4])\s+(?:of\s+)?){_YEAR}\b",
                          s, re.I):
         if free(m):
             k = int(m.group(2)) if m.group(2) else (_ORD[m.group(1).lower()] or 4)
-            y = m.group(3)
-            take(m, f"{y}-{3 * k - 2:02d}", f"{y}-{3 * k:02d}")
+            yr = m.group(3)
+            take(m, f"{yr}-{3 * k - 2:02d}", f"{yr}-{3 * k:02d}")
     for m in re.finditer(rf"{_PRE}(early|mid|middle of|late|end of|start of|beginning of)[\s-]+{_YEAR}\b", s, re.I):
         if free(m):
-            part, y = m.group(1).lower(), m.group(2)
+            part, yr = m.group(1).lower(), m.group(2)
             lo, hi = {"early": (1, 4), "start of": (1, 3), "beginning of": (1, 3), "mid": (5, 8),
                       "middle of": (5, 8), "late": (9, 12), "end of": (10, 12)}[part]
-            take(m, f"{y}-{lo:02d}", f"{y}-{hi:02d}")
+            take(m, f"{yr}-{lo:02d}", f"{yr}-{hi:02d}")
     # month ranges: "between March and May 2014", "from March to May 2014", "March-May 2014"
     mr = (rf"(?:\b(?:between|from)\s+)?{_MON}\s*(?:(?:and|to|through|until|till)|[-\u2013])\s*{_MON},?\s+{_YEAR}\b")
     for m in re.finditer(mr, s, re.I):
         if free(m):
             words = re.findall(_MON, m.group(0), re.I)
-            y = m.group(m.lastindex or 0)
+            yr = m.group(m.lastindex or 0)
             a, b = _mon(words[0]), _mon(words[1])
             if a <= b:
-                take(m, f"{y}-{a:02d}", f"{y}-{b:02d}")
+                take(m, f"{yr}-{a:02d}", f"{yr}-{b:02d}")
             else:
                 q.unsupported.append(f"month range {m.group(0).strip()!r} runs backwards")
                 found.append((m.start(), m.end()))
@@ -351,27 +351,27 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             g = [x for x in m.groups() if x]
             if kind == "past":
                 n, unit = _unit_days(_num(g[0]), g[1])
-                lo = _shift(ref, -n, unit)
-                take(m, lo.isoformat(), ref.isoformat())
+                since = _shift(ref, -n, unit)
+                take(m, since.isoformat(), ref.isoformat())
             elif kind == "last1":
                 unit = g[0].lower()
                 if unit == "week":
                     take(m, (ref - _dt.timedelta(days=7)).isoformat(), ref.isoformat())
                 else:
-                    d = _shift(ref, -1, unit)
-                    t = _iso(d, unit)
+                    when = _shift(ref, -1, unit)
+                    t = _iso(when, unit)
                     take(m, t, t, "in/on")
             elif kind == "ago":
                 n, unit = _unit_days(_num(g[0]), g[1])
-                d = _shift(ref, -n, unit)
-                t = _iso(d, unit)
+                when = _shift(ref, -n, unit)
+                t = _iso(when, unit)
                 take(m, t, t, "in/on")
             elif kind == "this":
                 t = _iso(ref, g[1].lower())
                 take(m, t, t, "in/on")
             else:
-                d = ref if g[0].lower() == "today" else ref - _dt.timedelta(days=1)
-                take(m, d.isoformat(), d.isoformat(), "in/on")
+                when = ref if g[0].lower() == "today" else ref - _dt.timedelta(days=1)
+                take(m, when.isoformat(), when.isoformat(), "in/on")
     # a day or a month without a year: "on 3 April", "April 3rd", "in March"
     dm = [rf"\b(?:on\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})(?![\w])(?!,?\s*(?:of\s+)?\d{{4}})",
           rf"\b(?:on\s+)?({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})(?!\s*(?:and|to|-)\s)"]

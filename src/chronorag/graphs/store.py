@@ -297,9 +297,9 @@ class TemporalEventStore:
                           ("t_hi", t_hi), ("g_start", g_start), ("g_end", g_end)):
             if len(col) != n:
                 raise IndexFormatError(f"column {name} has {len(col)} rows, expected {n}")
-        for name, col in (("texts", texts), ("attrs", attrs)):
-            if col is not None and len(col) != n:
-                raise IndexFormatError(f"column {name} has {len(col)} rows, expected {n}")
+        for name, lines in (("texts", texts), ("attrs", attrs)):
+            if lines is not None and len(lines) != n:
+                raise IndexFormatError(f"column {name} has {len(lines)} rows, expected {n}")
         self._ent = _Vocab(entities)
         self._rel = _Vocab(relations)
         self.subject = subject
@@ -432,8 +432,9 @@ class TemporalEventStore:
             raise IndexError(f"event id {i} out of range 0..{len(self) - 1}")
         i = int(i)
         attrs = None
-        if self._attrs is not None and self._attrs[i] is not None:
-            attrs = json.loads(self._attrs[i])
+        raw = self._attrs[i] if self._attrs is not None else None
+        if raw is not None:
+            attrs = json.loads(raw)
         return Event(
             id=i,
             subject=self._ent.names[self.subject[i]],
@@ -576,8 +577,9 @@ class TemporalEventStore:
         def col(mine: list[str | None] | None, theirs: list[str | None] | None) -> list[str | None] | None:
             if mine is None and theirs is None:
                 return None
-            return (list(mine) if mine is not None else [None] * n0) + (
-                list(theirs) if theirs is not None else [None] * n1)
+            head: list[str | None] = list(mine) if mine is not None else [None] * n0
+            tail: list[str | None] = list(theirs) if theirs is not None else [None] * n1
+            return head + tail
 
         return TemporalEventStore(
             entities=ent.names, relations=rel.names,
@@ -700,8 +702,8 @@ class TemporalEventStore:
         for name in ("texts", "attrs"):
             extra[name] = files.jsonl(f"{name}.jsonl") if files.has(f"{name}.jsonl") else None
         try:
-            store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols, **extra,
-                        sorted_indexes=saved)
+            store = cls(entities=vocab["entities"], relations=vocab["relations"], **cols,
+                        texts=extra["texts"], attrs=extra["attrs"], sorted_indexes=saved)
         except (IndexFormatError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise IndexFormatError(f"{shown}: events.npz, vocab.json and store.json do not match "
                                    f"({exc}); rebuild the index: `chronorag ingest KG --out {shown}`") from None
