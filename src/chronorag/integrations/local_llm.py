@@ -382,7 +382,7 @@ def _make_handler() -> Any:  # pragma: no cover - runs inside the server process
     def handler(*, llama: Any, messages: list[dict[str, Any]], tools: Any = None, tool_choice: Any = None,
                 functions: Any = None, function_call: Any = None, response_format: Any = None,
                 stream: bool = False, **kw: Any) -> Any:
-        base = llama._chat_handlers.get("chat_template.default") or F.get_chat_completion_handler("chatml")
+        base: Any = llama._chat_handlers.get("chat_template.default") or F.get_chat_completion_handler("chatml")
         if not tools or tool_choice == "none":
             return base(llama=llama, messages=_plain_messages(messages), response_format=response_format,
                         stream=stream, **kw)

@@ -110,7 +110,7 @@ class SpacyExtractor:
         """Entities, knowledge units and co-occurrence relations of one period's chunks."""
         ex = PeriodExtraction(period=str(period), chunks=chunks)
         pairs: Counter[tuple[str, str]] = Counter()
-        opts = {"n_process": self.n_process} if self.n_process != 1 else {}
+        opts: dict[str, Any] = {"n_process": self.n_process} if self.n_process != 1 else {}
         for ci, doc in enumerate(self.nlp.pipe(chunks, batch_size=self.batch_size, **opts)):
             sents = list(doc.sents)
             ends = [s.end for s in sents]
@@ -311,7 +311,7 @@ def to_property_graph(kg: TimeSlicedKG, pg_store: Any = None) -> Any:
                                            "knowledge": [kg.unit_text[u] for u in us[:20]]}))
     chunks = [ChunkNode(text=t, id_=f"chunk-{i}", properties={"period": p, "chronorag_tgrag": True})
               for i, (t, p) in enumerate(zip(kg.chunk_text, kg.chunk_period))]
-    pg.upsert_nodes(ents + chunks)
+    pg.upsert_nodes([*ents, *chunks])
     rels = [PGRelation(label=desc[:60] or "related", source_id=f"{kg.node_name[a]} @ {kg.node_period[a]}",
                        target_id=f"{kg.node_name[b]} @ {kg.node_period[b]}",
                        properties={"period": kg.node_period[a], "weight": w, "description": desc})
@@ -367,7 +367,7 @@ def add_period(index_dir: str | os.PathLike[str], documents: Iterable[tuple[str,
                   chunk_tokens=int(base.meta.get("chunk_tokens", 1000)), cache=cache, progress=progress, base=base)
 
 
-def _index(docs: list[tuple[str, str]], out_dir: str | os.PathLike[str], *, extractor: Any, encoder: str,
+def _index(docs: list[Any], out_dir: str | os.PathLike[str], *, extractor: Any, encoder: str,
            chunk_tokens: int, cache: Any, progress: bool, base: TGragIndex | None) -> TGragIndex:
     from chronorag.graphs.event_index import default_cache_path
 
@@ -407,7 +407,7 @@ def _index(docs: list[tuple[str, str]], out_dir: str | os.PathLike[str], *, extr
     t0 = time.perf_counter()
     enc = CachedEncoder(make_encoder(encoder), EmbeddingCache(cache or default_cache_path()), progress=progress)
     old = None if base is None else {"unit_vecs": base.unit_vecs, "node_vecs": base.node_vecs, "chunk_vecs": base.chunk_vecs}
-    vecs = _embed_new(kg, enc, old)
+    vecs: dict[str, Any] = _embed_new(kg, enc, old)
     timings["embed_s"] = round(time.perf_counter() - t0, 2)
     t0 = time.perf_counter()
     pg = to_property_graph(kg)

@@ -158,7 +158,7 @@ def _porter() -> Any:
 
 def relation_tokens(text: str) -> list[str]:
     """Tokens for relation matching: :func:`normalise_tokens`, synonyms, then stems."""
-    out = []
+    out: list[str] = []
     for tok in normalise_tokens(text):
         syn = _RELATION_SYNONYMS.get(tok, tok)
         out.extend(stem_word(t) for t in syn.split())
@@ -176,8 +176,8 @@ def normalise_tokens(text: str) -> list[str]:
         s = s.replace(two, _DEMONYMS[two])
     out: list[str] = []
     for tok in _TOKEN.findall(s):
-        rep = _DEMONYMS.get(tok)
-        parts = rep.split() if rep else [tok]
+        dem = _DEMONYMS.get(tok)
+        parts = dem.split() if dem else [tok]
         for p in parts:
             if p not in _FILLER:
                 out.append(_stem(p))
@@ -310,7 +310,7 @@ class LLMReranker:
         msgs = [{"role": "user", "content": RERANK_PROMPT.format(query=query, kind=self.kind, listing=listing)}]
         try:
             reply = self.llm.complete_json(msgs, schema=RERANK_SCHEMA, name="rerank")
-            choice = reply.get("choice") if isinstance(reply, dict) else reply
+            choice: Any = reply.get("choice") if isinstance(reply, dict) else reply
             n = int(choice)
         except (LLMError, TypeError, ValueError) as exc:
             self.failures += 1

@@ -491,7 +491,8 @@ class TemporalReasoner:
         if plan.begin_time != "-inf" or plan.end_time != "inf":
             lo = np.array([parse_time(r["time"].split("/")[0]).lo for r in rows], dtype=np.int64)
             hi = np.array([parse_time(r["time"].split("/")[-1]).hi for r in rows], dtype=np.int64)
-            keep = temporal_mask(lo, hi, plan.begin_time, plan.end_time, plan.type) if rows else []
+            keep: np.ndarray | list[bool] = (
+                temporal_mask(lo, hi, plan.begin_time, plan.end_time, plan.type) if rows else [])
             rows = [r for r, k in zip(rows, keep) if k]
         if not rows and plan.operator in ("count", "exists"):
             doubt = self._relation_doubt(plan, res)

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -482,9 +482,11 @@ class TemporalKGTools:
         An unknown name, arguments that are not an object, or missing/unexpected
         argument names give a result with ``error`` set (never an exception).
         """
-        fn = {"Get_time": self.get_time, "Get_head_entity": self.get_head_entity,
-              "Get_tail_entity": self.get_tail_entity, "Count_events": self.count_events,
-              "Rank_entities": self.rank_entities}.get(name)
+        tools: dict[str, Callable[..., ToolResult]] = {
+            "Get_time": self.get_time, "Get_head_entity": self.get_head_entity,
+            "Get_tail_entity": self.get_tail_entity, "Count_events": self.count_events,
+            "Rank_entities": self.rank_entities}
+        fn = tools.get(name)
         if fn is None:
             return ToolResult(tool=str(name), observation=f"Error: unknown tool {name!r}; use one of {list(TOOL_NAMES)}",
                               error="unknown tool")
@@ -598,7 +600,7 @@ def make_langchain_tools(tools: TemporalKGTools) -> list[Any]:
 
         return run, arun
 
-    specs = [
+    specs: list[tuple[str, type[BaseModel], str]] = [
         ("Get_time", GetTimeArgs, "Find when a relation held between a head and a tail entity."),
         ("Get_head_entity", GetHeadArgs,
          "Find head entities that had the relation with a known tail under a time condition."),
