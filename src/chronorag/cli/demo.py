@@ -39,13 +39,13 @@ DEMO_QUESTIONS = [
 KG_QUESTIONS = [(DEMO_QUESTIONS[0], "China"), (DEMO_QUESTIONS[2], "2014-02")]
 STAR_QUESTIONS = KG_QUESTIONS
 TEMPTOOL_QUESTIONS = KG_QUESTIONS
-TGRAG_QUESTIONS = [
+TGRAG_QUESTIONS: list[dict[str, Any]] = [
     {"question": "How many cars did Audi deliver in 2019 and 2022?",
      "answer": "1,845,573 in 2019; 1,614,231 in 2022", "keys": ["1,845,573", "1,614,231"]},
     {"question": "Who led the Board of Management of Audi in 2022?", "answer": "Markus Duesmann",
      "keys": ["Markus Duesmann"]},
 ]
-TOPG_QUESTIONS = [
+TOPG_QUESTIONS: list[dict[str, Any]] = [
     {"question": "Where was the director of the film Blue Harbor born?", "answer": "Zagreb", "keys": ["Zagreb"]},
     {"question": "Where was the director of the film Red Meadow born?", "answer": "Malmo", "keys": ["Malmo"]},
 ]

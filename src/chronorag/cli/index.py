@@ -49,6 +49,7 @@ def _ingest(args: argparse.Namespace) -> int:
         old = EventIndex.load(args.out).store
         store = old.concat(store)
     t_load = time.perf_counter() - t0
+    idx: EventIndex
     if args.store:
         from chronorag.graphs.pg_store import build_pg_index
 

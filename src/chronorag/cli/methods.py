@@ -22,8 +22,11 @@ def _cmd_star_build(args: argparse.Namespace) -> int:
     with index_lock(d):  # the rule graph is added as a new version of the index (atomic)
         if (snapshot(d) / "postgres.json").exists():  # the events live in PostgreSQL: read them once
             from chronorag.graphs.event_index import EventIndex
+            from chronorag.graphs.pg_store import PgEventStore
 
-            store = EventIndex.load(d).store.to_memory()
+            pg = EventIndex.load(d).store
+            assert isinstance(pg, PgEventStore)  # an index with postgres.json opens as one
+            store = pg.to_memory()
         else:
             store = TemporalEventStore.load(d)
         cfg = RuleGraphConfig(min_support=args.min_support, k_type=args.k_type, window_days=args.window_days)

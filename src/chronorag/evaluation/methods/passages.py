@@ -81,7 +81,8 @@ def gold_passages_2wiki(question: dict[str, Any], title_to_ids: dict[str, list[i
 
 
 def _take_budget(units: Sequence[str], budget: int) -> list[str]:
-    out, used = [], 0
+    out: list[str] = []
+    used = 0
     for u in units:
         n = len(u.split())
         if out and used + n > budget:
@@ -190,8 +191,8 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
                 rec["ms"] = (time.perf_counter() - t0) * 1000
                 rec["error"] = f"{type(exc).__name__}: {exc}"[:2000]
                 rec["context_words"] = 0
-                for k in keys:
-                    rec[k] = 0.0
+                for key in keys:
+                    rec[key] = 0.0
             recs.append(rec)
             if out is not None:
                 out.write_row({**rec, **extra, "line": q["_line"]})
@@ -259,9 +260,10 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
         return dense
     mode = method.removeprefix("topg-")
     st = ToPGSettings()
-    st = replace(st, **{k_: v for k_, v in (("max_iter", max_iter), ("lam", lam), ("k", k),
-                                           ("report_tokens", report_tokens),
-                                           ("link_per_entity", link_per_entity)) if v is not None})
+    given: dict[str, Any] = {k_: v for k_, v in (("max_iter", max_iter), ("lam", lam), ("k", k),
+                                                  ("report_tokens", report_tokens),
+                                                  ("link_per_entity", link_per_entity)) if v is not None}
+    st = replace(st, **given)
     no_llm_mode = (f"no-LLM ToPG {mode}: Select = capitalised-name match + keep the top {st.select_keep} walk "
                    f"suggestions; seeding = " + ("entity-linked propositions + SuggestNaive"
                                                  if st.link_per_entity > 0 else "SuggestNaive only (no entity linking)"))

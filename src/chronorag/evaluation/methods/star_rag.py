@@ -39,6 +39,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
             with cfg.ledger.query(qid):
                 answers = answer_with_llm(cfg, q["question"], events)
             return Prediction(answers=answers, evidence=evidence, info={**meta, "tokens": cfg.ledger.summary(qid)})
+        assert tools is not None and reasoner is not None  # built when there is no LLM
         with tools.restricted(ids):
             res = reasoner.answer(q["question"])
         if res.answers:

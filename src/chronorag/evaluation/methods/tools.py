@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal, cast
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
 
@@ -47,7 +47,8 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
     from chronorag.workflows.temptool.graph import build_graph
     from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
 
-    graph = build_graph(str(index_dir), llm=chat, protocol=protocol or "auto", max_tool_calls=max_tool_calls,
+    proto = cast(Literal["auto", "native", "tagged", "planner"], protocol or "auto")  # build_graph checks it
+    graph = build_graph(str(index_dir), llm=chat, protocol=proto, max_tool_calls=max_tool_calls,
                         deadline_s=deadline_s or DEFAULT_DEADLINE_S)
 
     def agent_method(q: dict[str, Any]) -> Prediction:
