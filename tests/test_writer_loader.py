@@ -91,6 +91,7 @@ def _load_event(p: Path) -> None:
     idx = EventIndex.load(p)
     idx.name_vectors("entity")
     idx.name_vectors("relation")
+    idx.events_of_triples(np.array([0]))  # events_by_triple.npy / triple_bounds.npy, read lazily
     RuleGraph.load(idx._files)
 
 

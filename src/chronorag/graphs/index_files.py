@@ -324,6 +324,13 @@ class IndexFiles:
         self._verify(name, mm)  # reads the pages into the shared cache
         return mm
 
+    def check(self, name: str) -> None:
+        """Check a file this load does not read (e.g. ``events.npz`` when the mapped columns are
+        used) against its fingerprint, so damage anywhere in the index is found at load."""
+        mm = self._mapped(name)
+        if hasattr(mm, "close"):
+            mm.close()
+
     def npy_mapped(self, name: str, *, ndim: int | None = None) -> Any:
         """Like :meth:`npy`, but the array is a read-only view of the memory-mapped file: every
         process reading the same index shares one copy in the page cache."""

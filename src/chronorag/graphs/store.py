@@ -695,6 +695,8 @@ class TemporalEventStore:
                 files.has(f"sidx_{c}.npy") for c in SORTED_INDEX_NAMES):
             cols = {c: files.npy_mapped(f"ev_{c}.npy", ndim=1) for c in _COLUMNS}
             saved = {c: files.npy_mapped(f"sidx_{c}.npy", ndim=2) for c in SORTED_INDEX_NAMES}
+            if files.has("events.npz"):  # kept for mmap=False loads: damage there is found now too
+                files.check("events.npz")
         else:
             cols = files.npz("events.npz", keys=_COLUMNS)
         vocab = files.json("vocab.json")
