@@ -14,4 +14,6 @@ if ! python -c "from chronorag.integrations.local_llm import local_llm_available
     echo "WARNING: the local-llm extra was not installed (build failed or took over ${LOCAL_LLM_BUILD_S:-1800} s); the real-model tests in tests/test_real_llm.py will skip" >&2
   fi
 fi
+# static checks first: types (mypy, pydantic plugin) on src/; the layer contracts run as tests/test_layout.py
+python -m mypy src
 python -m pytest "$@"
