@@ -644,6 +644,9 @@ def test_report_checks_run_file_field_types_with_file_and_line(tmp_path, capsys,
 
 
 # ------------------------------------------------------------------ Ctrl-C and serve_vllm.sh
+@pytest.mark.xfail(reason="known open bug (issue 19): in a clean-clone CI run a SIGINT 0.6-1.2 s into `ingest` "
+                          "gave exit 2 and death by signal (-2) instead of 130; it passes on a warm machine",
+                   strict=False)
 def test_ctrl_c_at_any_moment_exits_130(tmp_path):
     """The console script, interrupted while importing, while working and while writing."""
     exe = Path(sys.executable).with_name("chronorag")
