@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import missing_extra
+from chronorag.graphs.encoders import _check_texts
 
 __all__ = ["GRAPH_VERSION", "RUNTIMES", "OnnxMiniLMEncoder", "build_bert_onnx", "default_onnx_dir"]
 
@@ -202,16 +203,6 @@ def build_bert_onnx(model_dir: str | os.PathLike[str], out_file: str | os.PathLi
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    return out
-
-
-def _check_texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("encode() takes a sequence of texts, not a single string")
-    out = list(texts)
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise TypeError(f"text #{i} is {type(t).__name__}, expected str: {t!r}")
     return out
 
 
