@@ -278,20 +278,11 @@ class IndexFiles:
     def npy(self, name: str, *, ndim: int | None = None) -> Any:
         """A ``.npy`` array (no pickles), optionally required to have ``ndim`` dimensions."""
         import numpy as np
-        from numpy.lib import format as npf
 
         data = self.read_bytes(name)
         with self.parsing(name):
-            head = io.BytesIO(bytes(memoryview(data)[: 1 << 20]))
-            version = npf.read_magic(head)
-            if version == (1, 0):
-                shape, fortran, dtype = npf.read_array_header_1_0(head)
-            else:
-                shape, fortran, dtype = npf.read_array_header_2_0(head)
-            if dtype.hasobject:
-                raise ValueError("an object array (pickled Python objects); chronorag never unpickles")
+            shape, fortran, dtype, offset = _npy_header(bytes(memoryview(data)[: 1 << 20]))
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            offset = head.tell()
             if offset + count * dtype.itemsize != len(data):
                 raise ValueError(f"{len(data) - offset} data bytes for an array of shape {shape} "
                                  f"({count * dtype.itemsize} bytes): truncated or padded")
@@ -335,20 +326,11 @@ class IndexFiles:
         """Like :meth:`npy`, but the array is a read-only view of the memory-mapped file: every
         process reading the same index shares one copy in the page cache."""
         import numpy as np
-        from numpy.lib import format as npf
 
         mm = self._mapped(name)
         with self.parsing(name):
-            head = io.BytesIO(bytes(mm[: 1 << 16]))
-            version = npf.read_magic(head)
-            if version == (1, 0):
-                shape, fortran, dtype = npf.read_array_header_1_0(head)
-            else:
-                shape, fortran, dtype = npf.read_array_header_2_0(head)
-            if dtype.hasobject:
-                raise ValueError("an object array (pickled Python objects); chronorag never unpickles")
+            shape, fortran, dtype, offset = _npy_header(bytes(mm[: 1 << 16]))
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            offset = head.tell()
             if offset + count * dtype.itemsize != len(mm):
                 raise ValueError(f"{len(mm) - offset} data bytes for an array of shape {shape}: truncated or padded")
             arr = np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(
@@ -419,3 +401,19 @@ class IndexFiles:
             if not data:
                 raise ValueError("empty file")
             return faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+
+
+def _npy_header(head_bytes: bytes) -> tuple[Any, bool, Any, int]:
+    """``(shape, fortran_order, dtype, data offset)`` of a ``.npy`` file from its first bytes;
+    an object array (pickles) is refused."""
+    from numpy.lib import format as npf
+
+    head = io.BytesIO(head_bytes)
+    version = npf.read_magic(head)
+    if version == (1, 0):
+        shape, fortran, dtype = npf.read_array_header_1_0(head)
+    else:
+        shape, fortran, dtype = npf.read_array_header_2_0(head)
+    if dtype.hasobject:
+        raise ValueError("an object array (pickled Python objects); chronorag never unpickles")
+    return shape, fortran, dtype, head.tell()
