@@ -104,6 +104,7 @@ _ENTITY_PHRASES = [
     (r"\b(?:armed forces|army|troops|soldiers)\b", "military"),
     (r"\bpolice (?:force|officers?)\b", "police"),
 ]
+_ENTITY_PHRASE_RES = [(re.compile(pat), rep) for pat, rep in _ENTITY_PHRASES]
 
 # Relation words -> the words ICEWS/CAMEO relation names use. Policy: every entry is an
 # inflection, a spelling variant or a dictionary (thesaurus) synonym of a word that occurs
@@ -162,8 +163,8 @@ def normalise_tokens(text: str) -> list[str]:
     if not isinstance(text, str):
         raise TypeError(f"expected a string, got {type(text).__name__}")
     s = text.replace("\u00a0", " ").lower().replace("'s", "")
-    for pat, rep in _ENTITY_PHRASES:
-        s = re.sub(pat, rep, s)
+    for pat, rep in _ENTITY_PHRASE_RES:
+        s = pat.sub(rep, s)
     for two in ("south african", "sri lankan"):
         s = s.replace(two, _DEMONYMS[two])
     out: list[str] = []
