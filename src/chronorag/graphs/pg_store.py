@@ -14,7 +14,8 @@ Layout (schema ``chronorag_<hash of DIR>``)
 ``events_v``     one row per event (id, subject, relation, object, t_lo, t_hi, g_start,
                  g_end, triple, text, attrs), written in start-time order; BRIN on
                  ``t_lo``, btree on ``(subject, relation, t_lo)``, ``(relation, object, t_lo)``,
-                 ``(object, t_lo)`` and ``(triple)``, primary key ``id``
+                 ``(object, relation, t_lo)`` and ``(triple)``, primary key ``id``; vacuumed
+                 after the load, so entity -> relations is an index-only scan
 ``triples_v``    one row per distinct triple (row, first_event, embedding ``vector(d)``),
                  HNSW (inner product)
 ``entities_v``, ``relations_v``   names and their vectors (HNSW on entities)
@@ -54,7 +55,15 @@ import numpy as np
 from chronorag.errors import IndexBusyError, IndexFormatError, StoreConnectionError, missing_extra
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.store import Event, TemporalEventStore, _Vocab
-from chronorag.graphs.time import TimeInterval, TimePoint, parse_time, temporal_mask
+from chronorag.graphs.time import (
+    POS_INF,
+    Granularity,
+    TimeInterval,
+    TimePoint,
+    minutes_to_iso,
+    parse_time,
+    temporal_mask,
+)
 
 if TYPE_CHECKING:
     from chronorag.graphs.vectors import VectorIndex
@@ -283,11 +292,13 @@ def write_pg_version(
             "CREATE INDEX ON {ev} USING brin (t_lo)",
             "CREATE INDEX ON {ev} (subject, relation, t_lo)",
             "CREATE INDEX ON {ev} (relation, object, t_lo)",
-            "CREATE INDEX ON {ev} (object, t_lo)",
+            "CREATE INDEX ON {ev} (object, relation, t_lo)",
             "CREATE INDEX ON {ev} (triple)",
             "CREATE INDEX ON {tr} USING hnsw (embedding vector_ip_ops)",
             "CREATE INDEX ON {en} USING hnsw (embedding vector_ip_ops)",
-            "ANALYZE {ev}", "ANALYZE {tr}", "ANALYZE {en}", "ANALYZE {rl}",
+            # VACUUM sets the visibility map: "which relations does entity X take part in"
+            # is then an index-only scan of the (subject|object, relation, t_lo) btrees
+            "VACUUM (ANALYZE) {ev}", "ANALYZE {tr}", "ANALYZE {en}", "ANALYZE {rl}",
         ):
             conn.execute(sql.SQL(stmt).format(ev=ev, tr=tr, en=en, rl=rl))
         if crash_before_switch:
@@ -500,6 +511,13 @@ class PgEventStore(TemporalEventStore):
         """True when some event carries source text."""
         return self._has_texts
 
+    def time_text(self, i: int) -> str:
+        """As :meth:`TemporalEventStore.time_text`, from one cached row instead of four column reads."""
+        r = self._row(int(i))
+        s = minutes_to_iso(int(r[3]), Granularity(int(r[5])))
+        e = "inf" if int(r[4]) >= POS_INF else minutes_to_iso(int(r[4]) - 1, Granularity(int(r[6])))
+        return s if s == e else f"{s}/{e}"
+
     def event(self, i: int) -> Event:
         """The event with id ``i``."""
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
@@ -527,6 +545,23 @@ class PgEventStore(TemporalEventStore):
         if not conds:
             return np.arange(len(self), dtype=np.int64)
         return self._ids(" AND ".join(conds), tuple(params))
+
+    def relations_of(self, *, subject: str | None = None, object: str | None = None) -> np.ndarray:
+        """Sorted distinct relation ids of the events with this subject and/or object.
+
+        One ``SELECT DISTINCT`` answered from the ``(subject, relation, t_lo)`` or
+        ``(object, relation, t_lo)`` btree: the events themselves never leave the server.
+        """
+        if subject is None and object is None:
+            raise ValueError("relations_of needs subject, object or both")
+        conds, params = [], []
+        for col, name in (("subject", subject), ("object", object)):
+            if name is not None:
+                conds.append(f"{col} = %s")
+                params.append(self.entity_id(name))
+        rows = self._q("SELECT DISTINCT relation FROM {events} WHERE " + " AND ".join(conds)
+                       + " ORDER BY relation", tuple(params))
+        return np.array([r[0] for r in rows], dtype=np.int64)
 
     def time_range(self, begin_time: str | TimePoint, end_time: str | TimePoint) -> np.ndarray:
         """Ids of events overlapping the window, by start time (SQL over the BRIN index)."""
