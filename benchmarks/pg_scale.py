@@ -59,7 +59,9 @@ def server_cpu_s(data_dir: Path) -> float:
             st = (p / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(p.name) == pid or int(st[1]) == pid:  # the postmaster or one of its children
+        if int(p.name) == pid:  # the postmaster, and the backends that have exited (cutime, cstime)
+            total += sum(int(x) for x in st[11:15]) / tck
+        elif int(st[1]) == pid:  # a running backend or auxiliary process
             total += (int(st[11]) + int(st[12])) / tck
     return total
 
