@@ -127,6 +127,43 @@ def test_intervals_and_open_ends_read_back_identically(pg_url, minilm, tmp_path)
         idx.store.close()
 
 
+def test_large_reads_switch_to_whole_columns_and_vectors_load_in_binary(pg_index, sample_index):
+    """STAR-RAG's access pattern: small reads stay row reads; once reads reach a quarter of the
+    table the column is read whole once; vectors come back bit-identical (binary transfer) and
+    are served without a round trip once the matrix is loaded."""
+    from chronorag.graphs.pg_store import PgEventStore, PgVectorIndex, _TripleFirst, pg_name_vectors
+
+    st = PgEventStore(pg_index.store.url, pg_index.store.schema)  # fresh: no column read yet
+    mem = sample_index.store
+    try:
+        n = len(mem)
+        small = np.arange(50)
+        assert (st.t_lo[small] == mem.t_lo[small]).all() and st.t_lo._full is None
+        big = np.arange(n - 1, n // 4 - 2, -1)
+        assert (st.t_lo[big] == mem.t_lo[big]).all() and st.t_lo._full is not None
+        assert (st.t_lo[small] == mem.t_lo[small]).all() and st.subject._full is None
+        with pytest.raises(IndexError):  # as the NumPy column of the in-memory store
+            st.t_lo[np.array([n])]
+        tf = _TripleFirst(st)
+        rows = np.arange(len(tf))
+        assert (tf[rows[:10]] == sample_index.triples[:10]).all() and tf._full is None
+        assert (tf[rows[::-1]] == sample_index.triples[::-1]).all() and tf._full is not None
+        for kind in ("entity", "relation"):
+            assert np.array_equal(pg_name_vectors(st, kind), sample_index.name_vectors(kind))
+        vi = PgVectorIndex(st)
+        assert np.array_equal(vi.vectors[np.array([7, 2])], np.asarray(sample_index.vectors.vectors)[[7, 2]])
+        full = np.asarray(vi.vectors)
+        assert full.dtype == np.float32 and np.array_equal(full, np.asarray(sample_index.vectors.vectors))
+
+        def no_query(*a, **k):
+            raise AssertionError("a round trip after the matrix was loaded")
+
+        st._q = no_query  # type: ignore[method-assign]
+        assert np.array_equal(vi.vectors[np.array([7, 2])], full[[7, 2]]) and np.array_equal(vi.vectors[5], full[5])
+    finally:
+        st.close()
+
+
 def test_time_windows_are_pushed_into_sql(pg_index):
     """The plan of a windowed name query uses the composite index with the time bound inside."""
     st = pg_index.store
