@@ -84,7 +84,7 @@ def main() -> None:
         out["ingest"]["server_cpu_s"] = round(server_cpu_s(pg.data_dir) - s0, 1)
         print("ingest", out["ingest"], file=sys.stderr, flush=True)
         mode = os.environ.get("CHRONORAG_PG_SEARCH", "hnsw")
-        for m in a.methods.split(","):
+        for m in filter(None, a.methods.split(",")):
             if m == "star-rag":  # the rule graph (an ingest with --replace drops the Postgres index's)
                 for d in (a.mem, a.pg):
                     if not (Path(d) / "rule_graph.json").exists():
