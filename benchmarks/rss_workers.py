@@ -8,6 +8,11 @@ dense searches (touching the store, the sorted indexes and every vector), then r
 - PSS: each shared page divided among the processes mapping it;
 - USS: private pages only, i.e. what one more worker adds to the machine.
 
+On a PostgreSQL-backed index (a directory with a manifest; the server must be running)
+each worker also has one server backend process: its RSS/PSS/USS are reported as
+``backend_*`` (what one more worker adds is then the worker's USS plus its backend's;
+the server's shared buffers are shared by all and not counted per worker).
+
     python benchmarks/rss_workers.py INDEX_DIR --workers 4 --mode mmap
     python benchmarks/rss_workers.py INDEX_DIR --workers 4 --mode ram      # the load before mmap
 """
@@ -47,7 +52,8 @@ for h, r in [("European Central Bank", "criticize"), ("China", "make a visit"), 
 for q in ["Who did the ECB criticize?", "Who visited China in 2010?", "Whom did Obama consult?"]:
     scores, rows = idx.search_triples(q, 40)
     idx.expand_triples(rows, 10)
-print("ready", flush=True)
+conn = getattr(idx.store, "_conn", None)  # a PostgreSQL-backed index: the server process serving us
+print("ready", conn.info.backend_pid if conn is not None else 0, flush=True)
 while not os.path.exists(go):
     time.sleep(0.05)
 """
@@ -70,15 +76,20 @@ def main() -> None:
     a = ap.parse_args()
     go = Path(f"/tmp/rss-go-{os.getpid()}")
     go.unlink(missing_ok=True)
-    procs = []
+    procs: list[subprocess.Popen] = []
+    backends: list[int] = []
     t0 = time.perf_counter()
     for _ in range(a.workers):  # one after another, as a server's workers fork/spawn
         p = subprocess.Popen([sys.executable, "-c", WORKER, a.index_dir, a.mode, str(go)],
                              stdout=subprocess.PIPE, text=True)
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        assert p.stdout is not None
+        line = p.stdout.readline().split()
+        assert line and line[0] == "ready", line
         procs.append(p)
+        backends.append(int(line[1]))
     load_s = time.perf_counter() - t0
     rows = [_smaps(p.pid) for p in procs]
+    server = [_smaps(b) for b in backends if b]  # one PostgreSQL backend per worker connection
     go.touch()
     for p in procs:
         p.wait()
@@ -87,7 +98,10 @@ def main() -> None:
     print(json.dumps({"mode": a.mode, "workers": a.workers, "per_worker": [{k: round(v, 1) for k, v in r.items()}
                                                                           for r in rows],
                       "mean": mean, "sum_pss_mb": round(sum(r["pss_mb"] for r in rows), 1),
-                      "start_all_s": round(load_s, 1)}))
+                      "start_all_s": round(load_s, 1),
+                      **({"backend_per_worker": [{k: round(v, 1) for k, v in r.items()} for r in server],
+                          "backend_mean": {k: round(sum(r[k] for r in server) / len(server), 1) for k in server[0]}}
+                         if server else {})}))
 
 
 if __name__ == "__main__":

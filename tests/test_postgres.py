@@ -84,6 +84,86 @@ def test_store_queries_identical(pg_index, sample_index):
         pg.query(begin_time="2014-05", end_time="2014-01")
 
 
+def test_relations_of_identical_and_read_from_the_index(pg_index, sample_index):
+    """The relation aligner's "which relations does X take part in": same ids, and answered by an
+    index-only scan (the events themselves do not leave the server)."""
+    pg, mem = pg_index.store, sample_index.store
+    for kw in [dict(subject="Xi Jinping"), dict(object="Japan"), dict(subject="China", object="Japan"),
+               dict(object="Barack Obama"), dict(subject="China")]:
+        a, b = pg.relations_of(**kw), mem.relations_of(**kw)
+        assert len(b) and a.dtype == b.dtype and (a == b).all(), kw
+    for col in ("subject", "object"):
+        plan = "\n".join(r[0] for r in pg._q(
+            f"EXPLAIN SELECT DISTINCT relation FROM {{events}} WHERE {col} = %s", (pg.entity_id("Japan"),)))
+        assert "Index Only Scan" in plan and "Seq Scan" not in plan, plan
+    with pytest.raises(ValueError, match="subject, object or both"):
+        pg.relations_of()
+
+
+def test_intervals_and_open_ends_read_back_identically(pg_url, minilm, tmp_path):
+    """time_text (one cached row on Postgres) and the tools' rows for interval and open-ended events."""
+    from chronorag.graphs.pg_store import build_pg_index
+    from chronorag.graphs.store import EventStoreBuilder
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    b = EventStoreBuilder()
+    b.add("Angela Merkel", "Hold office", "Germany", "2005-11-22", "2021-12-08")
+    b.add("Olaf Scholz", "Hold office", "Germany", "2021-12-08", "inf")
+    b.add("Angela Merkel", "Make a visit", "France", "2014-03")
+    b.add("Angela Merkel", "Make a visit", "France", "2014-03-04")
+    mem = b.build()
+    idx = build_pg_index(mem, tmp_path / "iv", pg_url, encoder=minilm, progress=False)
+    try:
+        pg = idx.store
+        assert [pg.time_text(i) for i in range(len(mem))] == [mem.time_text(i) for i in range(len(mem))] == [
+            "2005-11-22/2021-12-08", "2021-12-08/inf", "2014-03", "2014-03-04"]
+        assert pg.events(range(len(mem))) == mem.events(range(len(mem)))
+        ids = np.array([3, 1, 0, 2])
+        assert TemporalKGTools(idx)._rows(ids) == [
+            {"head": mem.entities[mem.subject[i]], "rel": mem.relations[mem.relation[i]],
+             "tail": mem.entities[mem.object[i]], "time": mem.time_text(int(i)), "id": str(i)} for i in ids]
+        assert TemporalKGTools(idx)._rows(np.zeros(0, np.int64)) == []
+    finally:
+        idx.store.close()
+
+
+def test_large_reads_switch_to_whole_columns_and_vectors_load_in_binary(pg_index, sample_index):
+    """STAR-RAG's access pattern: small reads stay row reads; once reads reach a quarter of the
+    table the column is read whole once; vectors come back bit-identical (binary transfer) and
+    are served without a round trip once the matrix is loaded."""
+    from chronorag.graphs.pg_store import PgEventStore, PgVectorIndex, _TripleFirst, pg_name_vectors
+
+    st = PgEventStore(pg_index.store.url, pg_index.store.schema)  # fresh: no column read yet
+    mem = sample_index.store
+    try:
+        n = len(mem)
+        small = np.arange(50)
+        assert (st.t_lo[small] == mem.t_lo[small]).all() and st.t_lo._full is None
+        big = np.arange(n - 1, n // 4 - 2, -1)
+        assert (st.t_lo[big] == mem.t_lo[big]).all() and st.t_lo._full is not None
+        assert (st.t_lo[small] == mem.t_lo[small]).all() and st.subject._full is None
+        with pytest.raises(IndexError):  # as the NumPy column of the in-memory store
+            st.t_lo[np.array([n])]
+        tf = _TripleFirst(st)
+        rows = np.arange(len(tf))
+        assert (tf[rows[:10]] == sample_index.triples[:10]).all() and tf._full is None
+        assert (tf[rows[::-1]] == sample_index.triples[::-1]).all() and tf._full is not None
+        for kind in ("entity", "relation"):
+            assert np.array_equal(pg_name_vectors(st, kind), sample_index.name_vectors(kind))
+        vi = PgVectorIndex(st)
+        assert np.array_equal(vi.vectors[np.array([7, 2])], np.asarray(sample_index.vectors.vectors)[[7, 2]])
+        full = np.asarray(vi.vectors)
+        assert full.dtype == np.float32 and np.array_equal(full, np.asarray(sample_index.vectors.vectors))
+
+        def no_query(*a, **k):
+            raise AssertionError("a round trip after the matrix was loaded")
+
+        st._q = no_query  # type: ignore[method-assign]
+        assert np.array_equal(vi.vectors[np.array([7, 2])], full[[7, 2]]) and np.array_equal(vi.vectors[5], full[5])
+    finally:
+        st.close()
+
+
 def test_time_windows_are_pushed_into_sql(pg_index):
     """The plan of a windowed name query uses the composite index with the time bound inside."""
     st = pg_index.store

@@ -31,6 +31,28 @@ def test_indexes(ecb_store):
         s.find(subject="European Central Bnk")
 
 
+def test_relations_of(ecb_store):
+    """The distinct relations an entity takes part in, as the TempTool relation aligner asks them."""
+    b = EventStoreBuilder()
+    b.add("A", "meet", "B", "2014-01-01")
+    b.add("A", "praise", "B", "2014-01-02")
+    b.add("A", "meet", "C", "2014-01-03")
+    b.add("C", "accuse", "A", "2014-01-04")
+    s = b.build()
+    rel = s.relations
+    assert [rel[i] for i in s.relations_of(subject="A")] == sorted(["meet", "praise"], key=rel.index)
+    assert [rel[i] for i in s.relations_of(object="A")] == ["accuse"]
+    assert [rel[i] for i in s.relations_of(subject="A", object="C")] == ["meet"]
+    assert len(s.relations_of(subject="B")) == 0
+    assert s.relations_of(subject="A").dtype == np.int64
+    assert (ecb_store.relations_of(subject="European Central Bank")
+            == np.unique(ecb_store.relation[ecb_store.find(subject="European Central Bank")])).all()
+    with pytest.raises(ValueError, match="subject, object or both"):
+        s.relations_of()
+    with pytest.raises(UnknownNameError):
+        s.relations_of(object="Zed")
+
+
 def test_time_queries(ecb_store):
     s = ecb_store
     # "Before Germany, who did the ECB criticize last?" -> Romania (2010-08-30)

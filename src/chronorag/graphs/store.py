@@ -498,6 +498,23 @@ class TemporalEventStore:
             ids = np.arange(len(self), dtype=np.int64)
         return np.sort(ids)
 
+    def relations_of(self, *, subject: str | None = None, object: str | None = None) -> np.ndarray:
+        """Sorted distinct relation ids of the events with this subject and/or object.
+
+        What the TempTool relation aligner asks ("which relations does this entity take
+        part in"); a database-backed store answers it without returning the events.
+
+        Raises
+        ------
+        UnknownNameError
+            For a name not in the store.
+        ValueError
+            When neither ``subject`` nor ``object`` is given.
+        """
+        if subject is None and object is None:
+            raise ValueError("relations_of needs subject, object or both")
+        return np.unique(np.asarray(self.relation[self.find(subject=subject, object=object)], dtype=np.int64))
+
     def time_range(self, begin_time: str | TimePoint, end_time: str | TimePoint) -> np.ndarray:
         """Ids of events overlapping the window from ``begin_time`` to ``end_time``, by start time.
 

@@ -210,10 +210,8 @@ class TemporalKGTools:
         s = self.store
         present = np.zeros(len(s.relations), dtype=np.float64)
         if head is not None or tail is not None:
-            ids = s.find(subject=None if head is None else s.entities[head],
-                         object=None if tail is None else s.entities[tail])
-            rels, counts = np.unique(s.relation[ids], return_counts=True)
-            present[rels] = 1.0
+            present[s.relations_of(subject=None if head is None else s.entities[head],
+                                   object=None if tail is None else s.entities[tail])] = 1.0
         self._vectors(phrase)
         al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None,
                                   vector=self._vec_cache.get(phrase))
@@ -225,9 +223,14 @@ class TemporalKGTools:
     # ------------------------------------------------------------------- rows
     def _rows(self, ids: np.ndarray) -> list[dict[str, str]]:
         s = self.store
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return []
         ents, rels = s.entities, s.relations
-        return [{"head": ents[s.subject[i]], "rel": rels[s.relation[i]], "tail": ents[s.object[i]],
-                 "time": s.time_text(int(i)), "id": str(int(i))} for i in ids]
+        # whole columns for the ids at once (a database-backed store reads them in one go)
+        sub, rel, obj = (np.asarray(c[ids]).tolist() for c in (s.subject, s.relation, s.object))
+        return [{"head": ents[a], "rel": rels[b], "tail": ents[c], "time": s.time_text(i), "id": str(i)}
+                for i, a, b, c in zip(ids.tolist(), sub, rel, obj)]
 
     @staticmethod
     def _check_filter(begin_time: str, end_time: str, type: str) -> str:  # noqa: A002
