@@ -106,6 +106,41 @@ def test_json_schema_rejected_then_json_object_with_schema_for_good():
     assert fmts[1] == fmts[2] == {"type": "json_object", "schema": SCHEMA}  # remembered: no second 422
 
 
+def test_llama_cpp_servers_500_for_json_schema_switches_dialect_and_is_a_failed_call_not_unmetered():
+    """llama-cpp-python 0.3.x wraps its 422 validation error in a 500: still a dialect refusal.
+
+    Missing this was why every ToPG call through ``demo --llm-url`` fell back, unmetered.
+    """
+    detail = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+              "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
+
+    def reply(req):
+        if req.get("response_format", {}).get("type") == "json_schema":
+            return {"status": 500, "body": {"error": {"message": detail, "type": "internal_server_error"}}}
+        return '{"city": "Rome", "sure": false}'
+
+    with ScriptedOpenAIServer([reply] * 3) as srv:
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        chat = ChatLLM(cfg)
+        with query_scope("dialect-500"):
+            assert chat.complete_json([{"role": "user", "content": "Capital?"}], schema=SCHEMA) == {
+                "city": "Rome", "sure": False}
+            assert chat.complete_json([{"role": "user", "content": "Again?"}], schema=SCHEMA)["city"] == "Rome"
+        fmts = [r.get("response_format", {}).get("type") for r in srv.requests]
+    assert fmts == ["json_schema", "json_object", "json_object"]
+    s = cfg.ledger.summary("dialect-500")
+    assert (s["calls"], s["failed_calls"], s["unmetered_calls"]) == (3, 1, 0)
+    assert fallbacks.counts("dialect-500") == {}
+
+
+def test_other_500s_are_not_taken_for_a_dialect_refusal():
+    with ScriptedOpenAIServer([{"status": 500, "body": {"error": {"message": "out of memory"}}}]) as srv:
+        chat = ChatLLM(LLMConfig(base_url=srv.base_url, max_retries=0))
+        with pytest.raises(LLMError, match="out of memory"):
+            chat.complete_json([{"role": "user", "content": "Capital?"}], schema=SCHEMA)
+        assert len(srv.requests) == 1
+
+
 def test_truncated_reply_is_a_counted_fallback():
     body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"city": "Pa'},

@@ -249,7 +249,11 @@ def _rejects_json_schema(config: LLMConfig, params: dict[str, Any], exc: Excepti
         return False
     status = getattr(exc, "status_code", None)
     text = str(exc).lower()
-    return status in (400, 422) and ("response_format" in text or "json_object" in text or "json_schema" in text)
+    if status in (400, 422):
+        return "response_format" in text or "json_object" in text or "json_schema" in text
+    # llama-cpp-python's server (0.3.x) turns its own 422 validation error into a 500 whose
+    # message still names the field: accept a 500 only when it says so
+    return status == 500 and "response_format" in text and "json_object" in text
 
 
 # ---------------------------------------------------------------------------
