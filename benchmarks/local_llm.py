@@ -87,6 +87,7 @@ def main() -> int:
 
     results = {"machine": f"{os.cpu_count()} cores, loadavg {os.getloadavg()[0]:.1f} at start", "models": {}}
     for model in a.models.split(","):
+        load0 = os.getloadavg()[0]
         with LocalLLMServer(model=model, threads=a.threads) as srv:
             os.environ.update(CHRONORAG_API_KEY=srv.api_key, CHRONORAG_MODEL=model,
                               CHRONORAG_STRUCTURED_OUTPUT="json_object")
@@ -102,12 +103,13 @@ def main() -> int:
                 rows.append(_kg_irag(srv.config(max_tokens=256), a.kg_irag_n))
             results["models"][model] = {"server_startup_s": round(srv.startup_s or 0, 1), "demo_exit_code": code,
                                         "wall_s": round(time.perf_counter() - t0, 1), "methods": rows,
+                                        "loadavg_1min_start_end": [round(load0, 1), round(os.getloadavg()[0], 1)],
                                         "demo_output": buf.getvalue().splitlines()[:-1]}
         print(json.dumps({model: rows}, indent=1), flush=True)
-    results["loadavg_end"] = round(os.getloadavg()[0], 1)
-    if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+        results["loadavg_end"] = round(os.getloadavg()[0], 1)
+        if a.out:  # after each model, so a run cut short keeps the models it finished
+            Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
 
 
