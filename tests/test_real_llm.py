@@ -257,16 +257,13 @@ def test_native_tool_calls_parsed_from_the_servers_reply(server, cfg, ecb_index)
 
 @pytest.mark.slow
 @needs_local
-@pytest.mark.xfail(reason="known open bug (issue 21): through the local llama.cpp server every ToPG LLM call "
-                          "(Select/Eval/NextQ/answer) falls back and comes back unmetered, so ToPG reports 0 "
-                          "tokens; STAR-RAG and T-GRAG pass, KG-iRAG and TempTool are checked after ToPG",
-                   strict=False)
 def test_every_methods_llm_path_completes_on_two_questions(server, tmp_path, capsys, monkeypatch):
     """`chronorag demo --llm-url`: STAR-RAG, T-GRAG, ToPG, KG-iRAG and TempTool through the server."""
     from chronorag.cli import main
 
     monkeypatch.setenv("CHRONORAG_API_KEY", server.api_key)
     monkeypatch.setenv("CHRONORAG_MODEL", server.model)
+    monkeypatch.delenv("CHRONORAG_STRUCTURED_OUTPUT", raising=False)  # "auto": the dialect is found per config
     code = main(["-q", "demo", "--out", str(tmp_path / "demo"), "--encoder", "static",
                  "--llm-url", server.base_url, "--max-tokens", "256", "--deadline", "900",
                  "--llm-timeout", "600"])
@@ -279,6 +276,9 @@ def test_every_methods_llm_path_completes_on_two_questions(server, tmp_path, cap
         assert r["questions"] == 2 and r["llm_calls"] >= 2, (name, r)
         assert r["prompt_tokens"] > 0 and r["completion_tokens"] > 0, (name, r)
         assert isinstance(r["fallbacks"], dict) and r["latency_s"] > 0
+        # every answered call is metered from the server's usage; the only failed call allowed is the
+        # one json_schema request llama.cpp refuses before the client switches to its json_object form
+        assert r["unmetered_calls"] == 0 and r["failed_calls"] <= 1, (name, r)
     assert code == 0
 
 
