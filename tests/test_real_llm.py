@@ -346,3 +346,16 @@ def test_bad_input_context_overflow_cut_replies_and_a_dead_server(server, cfg, t
         out = g.invoke({"question": "Is any rain recorded at La Guardia between 2013-05-09 04:00 and "
                                     "2013-05-09 07:00?"})
     assert out["answer"] in ("yes", "no") and fallbacks.counts("real-dead").get("kg_irag.init") == 1
+
+
+def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders():
+    """What SmolLM2 did through the real server: NextQ lists past max_q, Eval's '<short answer>' echoed."""
+    from chronorag.workflows.topg.search import _questions_schema, _usable
+
+    sch = _questions_schema(3)
+    assert sch["properties"]["questions"] == {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    assert sch["required"] == ["questions"]
+    for echoed in ("<short answer>", "...", "  ", ""):
+        with pytest.raises(LLMError, match="placeholder"):
+            _usable(echoed, "eval")
+    assert _usable(" Zagreb ", "eval") == "Zagreb"

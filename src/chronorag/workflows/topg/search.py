@@ -110,9 +110,8 @@ def _questions_schema(n: int) -> dict[str, Any]:
     A grammar-constrained server (llama.cpp, vLLM) then stops the list there instead of
     letting a small model write questions until ``max_tokens`` cuts the JSON.
     """
-    sch = dict(P.QUESTIONS_SCHEMA)
-    sch["properties"] = {"questions": {**P.QUESTIONS_SCHEMA["properties"]["questions"], "maxItems": max(1, n)}}
-    return sch
+    return {**P.QUESTIONS_SCHEMA, "properties": {"questions": {
+        "type": "array", "items": {"type": "string"}, "maxItems": max(1, n)}}}
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
