@@ -359,3 +359,21 @@ def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders(
         with pytest.raises(LLMError, match="placeholder"):
             _usable(echoed, "eval")
     assert _usable(" Zagreb ", "eval") == "Zagreb"
+
+
+def test_assistant_tool_call_turns_go_out_with_string_content():
+    """llama-cpp-python refuses ``content: null`` beside ``tool_calls`` (LangChain's form) with a 500."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    with ScriptedOpenAIServer(["done", "done"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        turn = [HumanMessage("When?"), AIMessage("", tool_calls=[{"name": "Get_time", "args": {"head": "A"},
+                                                                  "id": "c1"}]),
+                ToolMessage("2014-03-05", tool_call_id="c1")]
+        assert cfg.langchain_chat().invoke(turn).content == "done"
+        import asyncio
+
+        assert asyncio.run(cfg.langchain_chat().ainvoke(turn)).content == "done"
+        sent = [r["messages"][1] for r in srv.requests]
+    assert all(m["role"] == "assistant" and m["content"] == "" and m["tool_calls"] for m in sent)
+    assert cfg.ledger.summary()["calls"] == 2
