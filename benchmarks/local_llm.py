@@ -79,6 +79,9 @@ def main() -> int:
     ap.add_argument("--models", default="smollm2,gemma3-270m")
     ap.add_argument("--kg-irag-n", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--llm-timeout", type=float, default=600.0,
+                    help="seconds per LLM call (generous: a loaded 2-core machine is slow)")
+    ap.add_argument("--deadline", type=float, default=900.0, help="TempTool: seconds per question")
     ap.add_argument("--methods", default=None, help="demo methods (default: all five)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
@@ -87,6 +90,7 @@ def main() -> int:
 
     results = {"machine": f"{os.cpu_count()} cores, loadavg {os.getloadavg()[0]:.1f} at start", "models": {}}
     for model in a.models.split(","):
+        load0 = os.getloadavg()[0]
         with LocalLLMServer(model=model, threads=a.threads) as srv:
             os.environ.update(CHRONORAG_API_KEY=srv.api_key, CHRONORAG_MODEL=model,
                               CHRONORAG_STRUCTURED_OUTPUT="json_object")
@@ -94,20 +98,22 @@ def main() -> int:
             t0 = time.perf_counter()
             with contextlib.redirect_stdout(buf):
                 code = cli(["-q", "demo", "--out", tempfile.mkdtemp(prefix="bench-demo-"), "--encoder", "static",
-                            "--llm-url", srv.base_url, "--max-tokens", "256"]
+                            "--llm-url", srv.base_url, "--max-tokens", "256",
+                            "--llm-timeout", str(a.llm_timeout), "--deadline", str(a.deadline)]
                            + (["--methods", a.methods] if a.methods else []))
             demo = json.loads(buf.getvalue().strip().splitlines()[-1])["methods"]
             rows = [_summary(k, v) for k, v in demo.items()]
             if a.kg_irag_n:
-                rows.append(_kg_irag(srv.config(max_tokens=256), a.kg_irag_n))
+                rows.append(_kg_irag(srv.config(max_tokens=256, timeout=a.llm_timeout), a.kg_irag_n))
             results["models"][model] = {"server_startup_s": round(srv.startup_s or 0, 1), "demo_exit_code": code,
                                         "wall_s": round(time.perf_counter() - t0, 1), "methods": rows,
+                                        "loadavg_1min_start_end": [round(load0, 1), round(os.getloadavg()[0], 1)],
                                         "demo_output": buf.getvalue().splitlines()[:-1]}
         print(json.dumps({model: rows}, indent=1), flush=True)
-    results["loadavg_end"] = round(os.getloadavg()[0], 1)
-    if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+        results["loadavg_end"] = round(os.getloadavg()[0], 1)
+        if a.out:  # after each model, so a run cut short keeps the models it finished
+            Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
 
 

@@ -176,7 +176,8 @@ def _run_method(name: str, runner: Callable[..., Any], cfg: Any, **kw: Any) -> d
     if cfg is not None:
         s = cfg.ledger.summary()
         res.update(llm_calls=s["calls"], prompt_tokens=s["prompt_tokens"],
-                   completion_tokens=s["completion_tokens"], unmetered_calls=s["unmetered_calls"])
+                   completion_tokens=s["completion_tokens"], unmetered_calls=s["unmetered_calls"],
+                   failed_calls=s["failed_calls"])
     counts: dict[str, int] = {}
     for _q, kind, _d in fallbacks.records[before:]:
         counts[kind] = counts.get(kind, 0) + 1

@@ -236,7 +236,8 @@ class LocalLLMServer:
             self.log_path = Path(name)
         cmd = [sys.executable, "-m", "chronorag.integrations.local_llm", "--model-path", str(path),
                "--alias", self.model, "--port", str(self.port), "--api-key", self.api_key,
-               "--threads", str(self.threads), "--n-ctx", str(self.n_ctx), "--chat-format", self.chat_format]
+               "--threads", str(self.threads), "--n-ctx", str(self.n_ctx), "--chat-format", self.chat_format,
+               "--parent-pid", str(os.getpid())]
         t0 = time.perf_counter()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -424,9 +425,29 @@ def _as_stream(resp: dict[str, Any]) -> Iterator[dict[str, Any]]:  # pragma: no 
     yield {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": ch["finish_reason"]}]}
 
 
+def _exit_with_parent(parent_pid: int) -> None:  # pragma: no cover - server process
+    """End this process when ``parent_pid`` is gone (a parent killed before it could stop us)."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:  # re-parented: the parent died
+                os._exit(0)
+
+    threading.Thread(target=watch, name="chronorag-parent-watch", daemon=True).start()
+
+
 def serve(*, model_path: str, alias: str, port: int, api_key: str | None, threads: int, n_ctx: int,
-          chat_format: str = HANDLER_NAME) -> None:  # pragma: no cover - server process
-    """Run the server in this process on 127.0.0.1 (blocks until SIGTERM/Ctrl-C)."""
+          chat_format: str = HANDLER_NAME, parent_pid: int | None = None) -> None:  # pragma: no cover
+    """Run the server in this process on 127.0.0.1 (blocks until SIGTERM/Ctrl-C).
+
+    With ``parent_pid`` (set by :class:`LocalLLMServer`) the server also ends when that
+    process dies without stopping it (SIGKILL, a CI timeout), so no orphan keeps the port
+    and the CPU.
+    """
+    if parent_pid is not None:
+        _exit_with_parent(parent_pid)
     try:
         import uvicorn
         from llama_cpp import llama_chat_format as F
@@ -458,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--n-ctx", type=int, default=4096)
     p.add_argument("--chat-format", default=HANDLER_NAME)
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     try:
         if a.model_path is None and a.model is None:
@@ -478,7 +500,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({a.threads} threads, n_ctx {a.n_ctx}, chat format {a.chat_format})", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             serve(model_path=path, alias=a.alias or a.model or Path(path).stem, port=a.port,
-                  api_key=a.api_key or None, threads=a.threads, n_ctx=a.n_ctx, chat_format=a.chat_format)
+                  api_key=a.api_key or None, threads=a.threads, n_ctx=a.n_ctx, chat_format=a.chat_format,
+                  parent_pid=a.parent_pid)
     except (LLMError, MissingExtraError, UnknownNameError, ValueError, FileNotFoundError) as exc:
         print(f"serve_local_llm: error: {exc}", file=sys.stderr)
         return 2

@@ -38,6 +38,55 @@ from chronorag.integrations.llm.ledger import (
 
 __all__ = ["LLMConfig", "chat", "clean_reply", "strip_reasoning"]
 
+def _with_string_content(request: httpx.Request) -> httpx.Request:
+    """``request`` with each assistant message's ``content: null`` sent as ``""``.
+
+    OpenAI allows a null ``content`` beside ``tool_calls`` and LangChain sends it, but
+    llama-cpp-python's server (0.3.x) rejects the whole request (an HTTP 500 listing
+    validation errors), so every agent turn after a tool call failed there. ``""`` means the
+    same to every OpenAI-compatible server, vLLM included.
+    """
+    if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return request
+    try:
+        body = json.loads(request.read())
+    except (ValueError, httpx.RequestNotRead, UnicodeDecodeError):
+        return request
+    msgs = body.get("messages") if isinstance(body, dict) else None
+    fixed = False
+    for m in msgs if isinstance(msgs, list) else []:
+        if isinstance(m, dict) and m.get("role") == "assistant" and m.get("content", "") is None:
+            m["content"] = ""
+            fixed = True
+    if not fixed:
+        return request
+    headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"content-length"]
+    return httpx.Request(request.method, request.url, headers=headers, extensions=request.extensions,
+                         content=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+
+
+class _NullContentTransport(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(_with_string_content(request))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _AsyncNullContentTransport(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(_with_string_content(request))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class LLMConfig(BaseSettings):
     """Settings of an OpenAI-compatible chat endpoint (env prefix ``CHRONORAG_``).
 
@@ -115,7 +164,7 @@ class LLMConfig(BaseSettings):
         st = self._state()
         if "http" not in st:
             st["http"] = httpx.Client(
-                timeout=self.timeout,
+                timeout=self.timeout, transport=_NullContentTransport(httpx.HTTPTransport()),
                 event_hooks={"request": [_on_request], "response": [_make_response_hook(self.ledger)]},
             )
         return st["http"]
@@ -135,7 +184,8 @@ class LLMConfig(BaseSettings):
                 hook(response)
 
             st["ahttp"] = httpx.AsyncClient(
-                timeout=self.timeout, event_hooks={"request": [_areq], "response": [_aresp]}
+                timeout=self.timeout, transport=_AsyncNullContentTransport(httpx.AsyncHTTPTransport()),
+                event_hooks={"request": [_areq], "response": [_aresp]}
             )
         return st["ahttp"]
 
@@ -249,7 +299,11 @@ def _rejects_json_schema(config: LLMConfig, params: dict[str, Any], exc: Excepti
         return False
     status = getattr(exc, "status_code", None)
     text = str(exc).lower()
-    return status in (400, 422) and ("response_format" in text or "json_object" in text or "json_schema" in text)
+    if status in (400, 422):
+        return "response_format" in text or "json_object" in text or "json_schema" in text
+    # llama-cpp-python's server (0.3.x) turns its own 422 validation error into a 500 whose
+    # message still names the field: accept a 500 only when it says so
+    return status == 500 and "response_format" in text and "json_object" in text
 
 
 # ---------------------------------------------------------------------------

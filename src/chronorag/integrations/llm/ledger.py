@@ -69,8 +69,9 @@ class TokenLedger:
         -------
         dict
             ``calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``latency_s``
-            and ``unmetered_calls`` (calls whose reply carried no ``usage``: their tokens are
-            not in the totals).
+            ``unmetered_calls`` (successful calls whose reply carried no ``usage``, such as a
+            stream without a usage chunk: their tokens are not in the totals) and
+            ``failed_calls`` (calls the server answered with an HTTP error: no tokens spent).
         """
         with self._lock:
             recs = [r for r in self.records if query_id is None or r.query_id == query_id]
@@ -82,7 +83,8 @@ class TokenLedger:
             "completion_tokens": c,
             "total_tokens": p + c,
             "latency_s": round(sum(r.latency_s for r in recs), 6),
-            "unmetered_calls": sum(1 for r in recs if not r.metered),
+            "unmetered_calls": sum(1 for r in recs if not r.metered and r.status < 400),
+            "failed_calls": sum(1 for r in recs if r.status >= 400),
         }
 
     def per_query(self) -> dict[str, dict[str, Any]]:

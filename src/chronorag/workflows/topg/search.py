@@ -104,6 +104,26 @@ class ToPGSettings:
         return asdict(self)
 
 
+def _questions_schema(n: int) -> dict[str, Any]:
+    """:data:`~chronorag.workflows.topg.prompts.QUESTIONS_SCHEMA` capped at ``n`` items.
+
+    A grammar-constrained server (llama.cpp, vLLM) then stops the list there instead of
+    letting a small model write questions until ``max_tokens`` cuts the JSON.
+    """
+    return {**P.QUESTIONS_SCHEMA, "properties": {"questions": {
+        "type": "array", "items": {"type": "string"}, "maxItems": max(1, n)}}}
+
+
+_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
+
+
+def _usable(answer: str, step: str) -> str:
+    """``answer``, or :class:`LLMError` when it is empty or the prompt's placeholder copied back."""
+    if _PLACEHOLDER.match(answer):
+        raise LLMError(f"{step} reply copied the prompt's placeholder instead of answering: {answer!r}")
+    return answer.strip()
+
+
 def _facts(index: TopgIndex, ids: Sequence[int]) -> str:
     return "\n".join(f"{i + 1}. {index.graph.propositions[int(p)]}" for i, p in enumerate(ids))
 
@@ -257,8 +277,9 @@ def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Se
                                   schema=P.EVAL_SCHEMA, name="eval")
         if not isinstance(reply, dict):
             raise LLMError(f"eval reply is not an object: {str(reply)[:200]}")
-        ans = str(reply.get("answer") or "").strip()
-        return ans if reply.get("sufficient") is True and ans else None
+        if reply.get("sufficient") is not True:
+            return None
+        return _usable(str(reply.get("answer") or ""), "eval")
     except LLMError as exc:
         record_fallback("topg.eval", str(exc))
         return None
@@ -288,7 +309,7 @@ def next_questions(index: TopgIndex, llm: ChatLLM | None, question: str, collect
                                    {"role": "user", "content": P.NEXTQ_USER.format(
                                        question=question, facts=_facts(index, collected),
                                        max_q=settings.max_questions)}],
-                                  schema=P.QUESTIONS_SCHEMA, name="next_questions")
+                                  schema=_questions_schema(settings.max_questions), name="next_questions")
         qs = reply.get("questions") if isinstance(reply, dict) else reply
         qs = [q.strip() for q in qs if isinstance(q, str) and q.strip()] if isinstance(qs, list) else []
         if not qs:
@@ -306,7 +327,7 @@ def decompose(llm: ChatLLM | None, question: str, m: int) -> list[str]:
     try:
         reply = llm.complete_json([{"role": "system", "content": P.DECOMPOSE_SYSTEM},
                                    {"role": "user", "content": P.DECOMPOSE_USER.format(question=question, m=m)}],
-                                  schema=P.QUESTIONS_SCHEMA, name="decompose")
+                                  schema=_questions_schema(m), name="decompose")
         qs = reply.get("questions") if isinstance(reply, dict) else reply
         qs = [q.strip() for q in qs if isinstance(q, str) and q.strip()] if isinstance(qs, list) else []
         if not qs:
@@ -329,7 +350,7 @@ def answer_from(llm: ChatLLM | None, question: str, context: Sequence[str]) -> s
         ans = reply.get("answer") if isinstance(reply, dict) else None
         if not isinstance(ans, str):
             raise LLMError(f"answer reply has no 'answer' string: {str(reply)[:200]}")
-        return ans.strip()
+        return _usable(ans, "answer")
     except LLMError as exc:
         record_fallback("topg.answer", str(exc))
         return ""
