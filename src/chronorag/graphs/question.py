@@ -180,7 +180,7 @@ def find_time_mentions(text: str, *, invalid: list[str] | None = None) -> list[T
 _TIME_TARGET = [
     (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?year\b|\bin\s+what\s+year\b|\byear\s+(?:did|was|were|when)\b", re.I), Granularity.YEAR),
     (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
-    (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?)?(?:day|date)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
+    (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?(?=(?:day|date)\b))?(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
 ]
 _FIRST = re.compile(r"\b(?:first|earliest|initial(?:ly)?|for the first time)\b", re.I)
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)

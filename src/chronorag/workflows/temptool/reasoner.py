@@ -300,6 +300,7 @@ class TemporalReasoner:
             rel_text = rel_text[:s] + " " + rel_text[e:]
         rel_text = re.sub(r"\b(?:which|what)\s+[A-Za-z]+", " ", rel_text, flags=re.I)  # the answer type
         rel_text = re.sub(r"\b(?:the\s+)?names?\s+of\b|\bones?\b", " ", rel_text, flags=re.I)  # "the name of the one"
+        rel_text = re.sub(r"[()\[\]]", " ", rel_text)  # brackets left by a name like "Armed Rebel (Turkish Kurds)"
         rel_text = re.sub(r"\s+", " ", _SCAFFOLD.sub(" ", rel_text)).strip(" ,.?")
         if not rel_text:
             return None, "no relation phrase left in the question once its entities are removed"
@@ -405,6 +406,9 @@ class TemporalReasoner:
         rel = res.aligned.get("rel")
         if rel is None:
             return ""
+        if plan.rel_note:  # linked by embedding similarity alone
+            return (f"no events of {rel!r} found, but the question's relation was linked by embedding only "
+                    f"({plan.rel_note}); a '0' or 'no' would rest on that guess")
         al = self.tools.align_relation(plan.relation)
         if al.score >= 1.0:
             return ""
