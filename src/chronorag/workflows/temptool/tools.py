@@ -274,7 +274,7 @@ class TemporalKGTools:
             p2 = float(cos[pres[1]]) if len(pres) > 1 else -1.0
             if p1 >= RELATION_EMBED_FLOOR and p1 >= r1 - RELATION_EMBED_EPS and p1 - p2 >= RELATION_EMBED_MARGIN:
                 pick = pres[0]
-                why = (f"the only relation the entities take part in" if len(pres) == 1 else
+                why = ("the only relation the entities take part in" if len(pres) == 1 else
                        f"runner-up among the entities' relations {names[pres[1]]!r} {p2:.2f}")
         if pick is None:
             return Alignment(query=phrase, name=al.name, index=al.index, score=min(al.score, self.min_score - 1e-6),
