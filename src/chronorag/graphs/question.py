@@ -425,7 +425,7 @@ _EXCL_END = re.compile(r"\s*,|\s+(?=(?:who|whom|which|what|when|in|on|during|bef
 _COUNT = re.compile(r"\bhow\s+(?:many\s+times|often|frequently)\b|\b(?:the\s+)?number\s+of\s+times\b|"
                     r"\bhow\s+many\s+(?:(?:different|distinct|separate)\s+)?(\w+)\b|\bcount\s+(?:of\s+|the\s+)?", re.I)
 _MOST = re.compile(r"\b(?:the\s+)?most\s+(?:often|frequently|times|commonly|regularly)\b|"
-                   r"\bmost\s+frequent(?:ly)?\b|\b(?:the\s+)?most\b(?=[\s\w]*\?\s*$)", re.I)
+                   r"\bmost\s+frequent(?:ly)?\b|\b(?:the\s+)?most\b(?!\s+recent)(?=[\s\w]*\??\s*$)", re.I)
 _EXISTS = re.compile(r"^\s*(?:(?:is\s+it\s+true|was\s+it\s+the\s+case)\s+that\s+|"
                      r"(?:did|does|do|has|have|had|was|were|is|are|will|would)\s+(?!there\s+be\b))", re.I)
 _WH = re.compile(r"\b(?:who|whom|whose|which|what|when|where|how)\b", re.I)
