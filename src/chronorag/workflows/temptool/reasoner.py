@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from chronorag.errors import ChronoRAGError
 from chronorag.graphs.linking import EntityLinker
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
@@ -406,7 +407,7 @@ class TemporalReasoner:
         rel = res.aligned.get("rel")
         if rel is None:
             return ""
-        if plan.rel_note:  # linked by embedding similarity alone
+        if plan.rel_note and self._any_event(plan, res):  # linked by embedding similarity alone
             return (f"no events of {rel!r} found, but the question's relation was linked by embedding only "
                     f"({plan.rel_note}); a '0' or 'no' would rest on that guess")
         al = self.tools.align_relation(plan.relation)
@@ -414,6 +415,26 @@ class TemporalReasoner:
             return ""
         return (f"no events of {rel!r} found, but the question's relation {plan.relation!r} matches it only "
                 f"loosely ({al.score:.2f}); a '0' or 'no' would rest on that guess")
+
+    def _any_event(self, plan: ToolPlan, res: ToolResult) -> bool:
+        """True when the known entities have *any* event, of any relation, in the question's window
+        (same sides as the tool call). When they have none, "0" or "no" holds whatever relation was
+        meant, so a loosely linked relation does not matter."""
+        st = self.tools.store
+        side: dict[str, str] = {}
+        for role, key in (("head", "subject"), ("tail", "object")):
+            name = res.aligned.get(role)
+            if name is not None:
+                side[key] = name
+        if not side:
+            return True
+        try:
+            ids = st.query(begin_time=plan.begin_time, end_time=plan.end_time, type=plan.type, **side)
+        except ChronoRAGError:  # an unusable window: keep the doubt
+            return True
+        if self.tools._allowed is not None:
+            ids = ids[np.isin(ids, self.tools._allowed)]
+        return len(ids) > 0
 
     @staticmethod
     def _abstain(plan: ToolPlan | None, calls: list[dict[str, Any]], reason: str) -> ReasonerResult:
