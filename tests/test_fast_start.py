@@ -11,7 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-HEAVY = ("torch", "sentence_transformers", "llama_index.core", "langgraph", "langchain_core", "spacy")
+HEAVY = ("torch", "sentence_transformers", "llama_index.core", "langgraph", "langchain_core", "spacy",
+         # NLTK's package import pulls scipy.stats and scikit-learn (seconds of CPU); the
+         # LLM layer pulls httpx and pydantic-settings: neither is needed without an LLM
+         "nltk", "sklearn", "scipy.stats", "httpx", "chronorag.integrations.llm")
 
 PROBE = f"""
 import json, sys

@@ -16,7 +16,7 @@ if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "chronorag" \
         and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     # the console script: a Ctrl-C while the modules import exits 130 at once (cli.main
     # takes over from there); set before anything heavy is imported
-    _signal.signal(_signal.SIGINT, lambda *_: _os._exit(130))
+    _signal.signal(_signal.SIGINT, lambda *_: (_os.write(2, b"chronorag: interrupted\n"), _os._exit(130)))
 
 import importlib  # noqa: E402
 from typing import TYPE_CHECKING, Any

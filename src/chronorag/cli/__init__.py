@@ -30,7 +30,28 @@ import sys
 
 
 def _exit_130(signum: int, frame: object) -> None:  # pragma: no cover - exercised in a subprocess
+    os.write(2, b"chronorag: interrupted\n")
     os._exit(130)
+
+
+#: Set by :func:`_interrupt` when a Ctrl-C arrived during a run of :func:`main`. Some libraries
+#: turn the resulting ``KeyboardInterrupt`` into another error (a pybind11 extension interrupted
+#: while it imports raises ``ImportError``, which chronorag reports as a missing extra), so an
+#: error that follows a Ctrl-C is reported as the interruption it is.
+_INTERRUPTED = False
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    global _INTERRUPTED
+    _INTERRUPTED = True
+    raise KeyboardInterrupt
+
+
+def _ignore_sigint_at_exit() -> None:  # pragma: no cover - exercised in a subprocess
+    # Python resets Python-level SIGINT handlers to SIG_DFL while it finalises, so a Ctrl-C
+    # after the command has finished would kill the process by the signal; the work is
+    # done by then, so the Ctrl-C is ignored (an ignored signal stays ignored).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 #: True when this process is the ``chronorag`` console script:
@@ -38,7 +59,10 @@ def _exit_130(signum: int, frame: object) -> None:  # pragma: no cover - exercis
 _CONSOLE = os.path.basename(sys.argv[0] if sys.argv else "") == "chronorag" \
     and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 if _CONSOLE:
+    import atexit
+
     signal.signal(signal.SIGINT, _exit_130)
+    atexit.register(_ignore_sigint_at_exit)  # registered first, so it runs last
 
 import argparse
 
@@ -211,12 +235,21 @@ def main(argv: list[str] | None = None) -> int:
     """
     import threading
 
+    global _INTERRUPTED
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if in_main else None
     if in_main:
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C -> KeyboardInterrupt
+        _INTERRUPTED = False
+        signal.signal(signal.SIGINT, _interrupt)  # Ctrl-C -> KeyboardInterrupt, remembered
     try:
         return _main(argv)
+    except Exception:
+        if not _INTERRUPTED:
+            raise
+        # a library turned the Ctrl-C into another error: report the interruption
+        print("chronorag: interrupted; any index or output file being written was left as it was "
+              "before this run", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:  # while parsing or importing, before a command ran
         if in_main and _CONSOLE:  # a second Ctrl-C while reporting: just leave
             signal.signal(signal.SIGINT, _exit_130)
@@ -229,8 +262,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    import sqlite3
-
     set_offline_env()
     argv = list(sys.argv[1:] if argv is None else argv)
     raw = list(argv)
@@ -241,24 +272,35 @@ def _main(argv: list[str] | None) -> int:
     args.argv = raw
     try:
         return int(args.func(args))
-    except (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError) as exc:
-        print(f"chronorag {args.command}: error: {_message(exc)}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"chronorag {args.command}: error: {_os_error_message(exc)}", file=sys.stderr)
-        return 2
-    except RecursionError:
-        print(f"chronorag {args.command}: error: an input is nested too deeply to read (deeply nested "
-              "JSON?); check the files given", file=sys.stderr)
-        return 2
-    except sqlite3.Error as exc:
-        print(f"chronorag {args.command}: error: embedding cache: {exc}; pass another --cache "
-              "file or set CHRONORAG_HOME", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(f"chronorag {args.command}: interrupted; any index or output file being written was left "
               "as it was before this run", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if _INTERRUPTED:  # a library turned the Ctrl-C into another error
+            print(f"chronorag {args.command}: interrupted; any index or output file being written was "
+                  "left as it was before this run", file=sys.stderr)
+            return 130
+        message = _expected_message(exc)
+        if message is None:  # a bug: keep its traceback
+            raise
+        print(f"chronorag {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _expected_message(exc: Exception) -> str | None:
+    """The one-line message of an expected failure, or None for a bug."""
+    import sqlite3
+
+    if isinstance(exc, (ChronoRAGError, ValueError, FileNotFoundError, NotADirectoryError)):
+        return _message(exc)
+    if isinstance(exc, OSError):
+        return _os_error_message(exc)
+    if isinstance(exc, RecursionError):
+        return "an input is nested too deeply to read (deeply nested JSON?); check the files given"
+    if isinstance(exc, sqlite3.Error):
+        return f"embedding cache: {exc}; pass another --cache file or set CHRONORAG_HOME"
+    return None
 
 
 def _message(exc: BaseException) -> str:

@@ -331,9 +331,7 @@ def run_eval(
         return metrics
     except BaseException as exc:
         if writer is not None:
-            kept = writer.abort()
-            if kept is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"chronorag eval: the finished questions are kept in {kept}")
+            writer.abort_noting(exc, command="chronorag eval")
         raise
     finally:
         if bar is not None:

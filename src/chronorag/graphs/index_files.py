@@ -18,7 +18,7 @@ One version
     <chronorag.graphs.event_index.EventIndex.name_vectors>`). When a version vanishes
     between resolving and opening (two commits in that instant), opening starts over.
 Fingerprints
-    :func:`~chronorag.graphs.persist.write_index` records each file's size and CRC-32 in
+    :func:`~chronorag.graphs.persist.write_index` records each file's size and XXH3-64 hash (CRC-32 before) in
     the version's ``.complete.json``. Every read (``hnsw.faiss`` included) checks the
     bytes it read against them, so a truncated, emptied, overwritten or copied-in file
     is refused before it is parsed. Indexes written before fingerprints existed are
@@ -259,7 +259,13 @@ class IndexFiles:
         if len(data) != want.get("size"):
             raise self.damaged(name, f"{len(data)} bytes, it had {want.get('size')} when the index was built: "
                                      "truncated, emptied or replaced since")
-        if zlib.crc32(data) != want.get("crc32"):
+        if "xxh3_64" in want:
+            import xxhash
+
+            same = xxhash.xxh3_64_intdigest(data) == want["xxh3_64"]
+        else:  # written before XXH3 fingerprints
+            same = zlib.crc32(data) == want.get("crc32")
+        if not same:
             raise self.damaged(name, "its content differs from the fingerprint recorded when the index was "
                                      "built: overwritten or copied from another index")
 

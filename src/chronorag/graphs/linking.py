@@ -32,8 +32,11 @@ def link_key(text: str) -> str:
     """The matching key of a name or phrase: accents stripped, lower case, words only."""
     if not isinstance(text, str):
         raise TypeError(f"expected a string, got {type(text).__name__}")
-    s = unicodedata.normalize("NFKD", text)
-    s = "".join(c for c in s if not unicodedata.combining(c)).lower().replace("'s ", " ")
+    if text.isascii():  # most names: nothing to decompose
+        s = text.lower().replace("'s ", " ")
+    else:
+        s = unicodedata.normalize("NFKD", text)
+        s = "".join(c for c in s if not unicodedata.combining(c)).lower().replace("'s ", " ")
     return _PUNCT.sub(" ", s).strip()
 
 

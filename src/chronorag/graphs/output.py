@@ -254,6 +254,12 @@ class OutputFile:
             return None
         return self.partial
 
+    def abort_noting(self, exc: BaseException, *, command: str, what: str = "questions") -> None:
+        """:meth:`abort` on ``exc``, adding a note to it that names the kept partial file (if any)."""
+        kept = self.abort()
+        if kept is not None and hasattr(exc, "add_note"):
+            exc.add_note(f"{command}: the finished {what} are kept in {kept}")
+
     def __enter__(self) -> OutputFile:
         return self
 

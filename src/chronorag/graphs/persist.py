@@ -466,18 +466,25 @@ def _sync_links(p: Path, live: Path, *, replace_real: bool) -> None:
 
 # ---------------------------------------------------------------------------- write
 def _fsync_tree(d: Path) -> dict[str, dict[str, int]]:
-    """fsync every file under ``d``; return each file's fingerprint (size and CRC-32)."""
+    """fsync every file under ``d``; return each file's fingerprint (size and XXH3-64).
+
+    XXH3 hashes at several GB/s (CRC-32 about 1), which matters because every load checks
+    the files it reads against these fingerprints; indexes written with CRC-32 fingerprints
+    are still checked with CRC-32 (:mod:`chronorag.graphs.index_files`).
+    """
+    import xxhash
+
     prints: dict[str, dict[str, int]] = {}
     for root, _dirs, files in os.walk(d):
         for f in files:
             fp = os.path.join(root, f)
-            crc, size = 0, 0
+            h, size = xxhash.xxh3_64(), 0
             with open(fp, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 22), b""):
-                    crc = zlib.crc32(block, crc)
+                    h.update(block)
                     size += len(block)
                 os.fsync(fh.fileno())
-            prints[os.path.relpath(fp, d)] = {"size": size, "crc32": crc}
+            prints[os.path.relpath(fp, d)] = {"size": size, "xxh3_64": h.intdigest()}
         _fsync_dir(Path(root))
     return dict(sorted(prints.items()))
 

@@ -206,9 +206,7 @@ def evaluate(questions: Iterable[Mapping[str, Any]], *, kg: RecordKG, method: st
             out_file.commit()
     except BaseException as exc:
         if out_file is not None:
-            kept = out_file.abort()
-            if kept is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"chronorag kg-irag eval: the finished questions are kept in {kept}")
+            out_file.abort_noting(exc, command="chronorag kg-irag eval")
         raise
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:

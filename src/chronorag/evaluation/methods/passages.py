@@ -200,9 +200,7 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
             out.commit()
     except BaseException as exc:
         if out is not None:
-            kept = out.abort()
-            if kept is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"chronorag eval: the finished questions are kept in {kept}")
+            out.abort_noting(exc, command="chronorag eval")
         raise
 
     def agg(rs: list[dict[str, Any]]) -> dict[str, Any]:

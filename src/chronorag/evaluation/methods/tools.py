@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Literal, cast
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
@@ -21,11 +22,15 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
     """
     from chronorag.errors import TimeParseError
     from chronorag.graphs.event_index import EventIndex
-    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
-    chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
+    if llm_url is None and llm is None and "llama_index.core" not in sys.modules:
+        chat = None  # no LLM asked for and no Settings.llm can be set: skip importing the LLM layer
+    else:
+        from chronorag.integrations.llm import LLMConfig, resolve_llm
+
+        chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     if chat is None:
         if protocol not in (None, "planner"):
             raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
@@ -44,6 +49,7 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
 
         return method
 
+    from chronorag.integrations.llm import fallbacks, query_scope
     from chronorag.workflows.temptool.graph import build_graph
     from chronorag.workflows.temptool.state import DEFAULT_DEADLINE_S
 
