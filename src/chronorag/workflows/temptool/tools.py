@@ -226,7 +226,8 @@ class TemporalKGTools:
         al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None, vector=qv)
         al = Alignment(query=al.query, name=s.relations[al.index], index=al.index, score=al.score,
                        candidates=al.candidates)
-        if self.min_score is not None and not self._shares_word(phrase, al.name):
+        if (self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
+                and not self._shares_word(phrase, al.name)):  # an LLM reranker's pick stands as it is
             al = self._embedding_relation(phrase, al, present, qv)
         self._align_cache[key] = al
         return al
