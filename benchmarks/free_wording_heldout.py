@@ -251,291 +251,291 @@ def generate(g: Gen, n: int) -> None:
 
 
 def _one(g: Gen, cat: str, rels: list[str], years: list[str]) -> None:  # noqa: C901 - one block per category
+    """Try to add one question of category ``cat`` (returns without one when the draw does not fit)."""
     st, rng = g.st, g.rng
-    for _ in range(1):
-        rel = rng.choice(rels)
-        v = g.verb(rel)
+    rel = rng.choice(rels)
+    v = g.verb(rel)
+    base, past, part, tail = v
+    yr = rng.choice(years)
+    if cat == "select":
+        e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
+        if not e:
+            return
+        months = sorted({r[3][:7] for r in st.q(s=e, r=rel, lo=yr, hi=yr)})
+        ym = rng.choice(months)
+        gold = sorted({r[2] for r in st.q(s=e, r=rel, lo=ym, hi=ym)})
+        if len(gold) != 1:
+            return
+        forms = [f"Who did {e} {base}{tail} in {_month_name(ym)}?",
+                 f"In {_month_name(ym)}, whom did {e} {base}{tail}?",
+                 f"{e} {past} who{tail} in {_month_name(ym)}?",
+                 f"who did {e} {base}{tail} during {_month_name(ym)}",
+                 f"Which one did {e} {base}{tail} in {_month_name(ym)}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
+    elif cat == "when":
+        e = g.pick(rel, min_rows=2)
+        if not e:
+            return
+        o = rng.choice(sorted({r[2] for r in st.q(s=e, r=rel)}))
+        rows = st.q(s=e, r=rel, o=o)
+        last = rng.random() < 0.4
+        day = rows[-1][3] if last else rows[0][3]
+        w = "last" if last else "first"
+        forms = [f"When did {e} {w} {base} {o}{tail}?", f"On what date did {e} {w} {base} {o}{tail}?",
+                 f"What was the {'latest' if last else 'earliest'} date {e} {past} {o}{tail}?",
+                 f"when was the {w} time {e} {past} {o}{tail}"]
+        if len(rows) == 1:
+            forms.append(f"When did {e} {base} {o}{tail}?")
+        g.add(cat, _polite(rng.choice(forms), rng), [day], relation=rel, verb=base)
+    elif cat == "first_last":
+        e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
+        if not e:
+            return
+        last = rng.random() < 0.5
+        gold = g.first_answer(st.q(s=e, r=rel, lo=yr, hi=yr), 2, last)
+        if not gold:
+            return
+        w = rng.choice(["last", "most recently"] if last else ["first", "earliest"])
+        if w == "most recently":
+            forms = [f"Who did {e} most recently {base}{tail} in {yr}?"]
+        elif w == "earliest":
+            forms = [f"Who was the earliest that {e} {past}{tail} in {yr}?"]
+        else:
+            forms = [f"Who did {e} {base}{tail} {w} in {yr}?", f"In {yr}, who did {e} {w} {base}{tail}?",
+                     f"Who was the {w} one {e} {past}{tail} in {yr}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
+    elif cat == "calendar":
+        kind = rng.choice(["half", "quarter", "range", "between_dates", "since"])
+        if kind == "half":
+            h = rng.choice([1, 2])
+            lo, hi = (f"{yr}-01", f"{yr}-06") if h == 1 else (f"{yr}-07", f"{yr}-12")
+            phrase = f"in the {'first' if h == 1 else 'second'} half of {yr}"
+        elif kind == "quarter":
+            k = rng.randint(1, 4)
+            lo, hi = f"{yr}-{3 * k - 2:02d}", f"{yr}-{3 * k:02d}"
+            phrase = rng.choice([f"in Q{k} {yr}", f"in the {['first', 'second', 'third', 'fourth'][k - 1]} quarter of {yr}"])
+        elif kind == "range":
+            a = rng.randint(1, 10)
+            b = a + rng.randint(1, 2)
+            lo, hi = f"{yr}-{a:02d}", f"{yr}-{b:02d}"
+            phrase = rng.choice([f"between {MONTHS[a - 1]} and {MONTHS[b - 1]} {yr}",
+                                 f"from {MONTHS[a - 1]} to {MONTHS[b - 1]} {yr}"])
+        elif kind == "between_dates":
+            a = dt.date(int(yr), rng.randint(1, 9), rng.randint(1, 28))
+            b = a + dt.timedelta(days=rng.randint(20, 80))
+            lo, hi = a.isoformat(), b.isoformat()
+            phrase = f"between {lo} and {hi}"
+        else:
+            m = rng.randint(6, 11)
+            lo, hi = f"{years[-1]}-{m:02d}", "9999"
+            phrase = f"since {MONTHS[m - 1]} {years[-1]}"
+        e = g.pick(rel, min_rows=2, lo=lo, hi=hi)
+        if not e:
+            return
+        last = rng.random() < 0.5
+        rows = st.q(s=e, r=rel, lo=lo, hi=hi)
+        gold = g.first_answer(rows, 2, last)
+        if not gold or len(rows) < 2:
+            return
+        w = "last" if last else "first"
+        forms = [f"Who did {e} {w} {base}{tail} {phrase}?", f"{phrase[0].upper() + phrase[1:]}, who did {e} {base}{tail} {w}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, window=[lo, hi])
+    elif cat == "relative":
+        ref = dt.date.fromisoformat(st.hi)
+        kind = rng.choice(["last_month", "this_year", "months_ago", "past_n", "last_year"])
+        if kind == "last_month":
+            d = (ref.replace(day=1) - dt.timedelta(days=1))
+            lo = hi = d.isoformat()[:7]
+            phrase = "last month"
+        elif kind == "this_year":
+            lo = hi = str(ref.year)
+            phrase = "this year"
+        elif kind == "months_ago":
+            k = rng.choice([2, 3])
+            m, y = ref.month - k, ref.year
+            if m <= 0:
+                m, y = m + 12, y - 1
+            lo = hi = f"{y}-{m:02d}"
+            phrase = f"{['', '', 'two', 'three'][k]} months ago"
+        elif kind == "past_n":
+            k = rng.choice([3, 6])
+            # skip when the edge day would matter: use whole months [ref-k+1 .. ref] and check the edge
+            m, y = ref.month - k, ref.year
+            if m <= 0:
+                m, y = m + 12, y - 1
+            edge = dt.date(y, m, min(ref.day, 28)).isoformat()
+            lo, hi = edge, ref.isoformat()
+            phrase = f"in the past {['', '', '', 'three', '', '', 'six'][k]} months"
+        else:
+            lo = hi = str(ref.year - 1)
+            phrase = "last year"
+        e = g.pick(rel, min_rows=1, lo=lo, hi=hi) if lo[:4] in years else rng.choice(g.subjects[rel])
+        if not e:
+            return
+        last = rng.random() < 0.5
+        rows = st.q(s=e, r=rel, lo=lo, hi=hi)
+        if kind == "past_n":  # the window's first day is read as inclusive or not: same answer needed
+            rows2 = [r for r in rows if r[3] > lo]
+            if g.first_answer(rows2, 2, last) != g.first_answer(rows, 2, last):
+                return
+        gold = g.first_answer(rows, 2, last) if rows else None
+        if lo[:4] not in years:
+            gold = None  # outside the KG: unknown
+        elif not gold:
+            return
+        w = "last" if last else "first"
+        forms = [f"Who did {e} {w} {base}{tail} {phrase}?", f"Who was the {w} one {e} {past}{tail} {phrase}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, window=[lo, hi])
+    elif cat in ("count", "count_distinct"):
+        e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
+        if not e:
+            return
+        rows = st.q(s=e, r=rel, lo=yr, hi=yr)
+        if cat == "count":
+            o = rng.choice(sorted({r[2] for r in rows}))
+            sub = [r for r in rows if r[2] == o]
+            if len(sub) != len({r[3] for r in sub}):
+                return  # events and days disagree
+            forms = [f"How many times did {e} {base} {o}{tail} in {yr}?",
+                     f"how often did {e} {base} {o}{tail} in {yr}",
+                     f"In {yr}, how many times did {e} {base} {o}{tail}?"]
+            g.add(cat, _polite(rng.choice(forms), rng), [str(len(sub))], relation=rel, verb=base)
+        else:
+            k = len({r[2] for r in rows})
+            noun = rng.choice(["different parties", "distinct actors", "different ones"]) if g.kg == "icews14" \
+                else rng.choice(["different parties", "distinct ones"])
+            forms = [f"How many {noun} did {e} {base}{tail} in {yr}?"]
+            g.add(cat, _polite(rng.choice(forms), rng), [str(k)], relation=rel, verb=base)
+    elif cat == "most_often":
+        e = g.pick(rel, min_rows=4, lo=yr, hi=yr)
+        if not e:
+            return
+        c = Counter(r[2] for r in st.q(s=e, r=rel, lo=yr, hi=yr)).most_common(2)
+        if len(c) < 2 or c[0][1] == c[1][1]:
+            return
+        forms = [f"Who did {e} {base}{tail} most often in {yr}?",
+                 f"In {yr}, who did {e} {base}{tail} the most?",
+                 f"Who did {e} {base}{tail} most frequently in {yr}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), [c[0][0]], relation=rel, verb=base)
+    elif cat == "yes_no":
+        e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
+        if not e:
+            return
+        objs_year = sorted({r[2] for r in st.q(s=e, r=rel, lo=yr, hi=yr)})
+        if rng.random() < 0.5:
+            o, gold = rng.choice(objs_year), "yes"
+        else:
+            # a partner e has with this relation in another year, but not in yr
+            others = sorted({r[2] for r in st.q(s=e, r=rel)} - set(objs_year))
+            if not others:
+                return
+            o, gold = rng.choice(others), "no"
+        forms = [f"Did {e} {base} {o}{tail} in {yr}?", f"did {e} {base} {o}{tail} at all in {yr}?",
+                 f"Is it true that {e} {past} {o}{tail} in {yr}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), [gold], relation=rel, verb=base)
+    elif cat == "exclusion":
+        e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
+        if not e:
+            return
+        rows = st.q(s=e, r=rel, lo=yr, hi=yr)
+        if len({r[2] for r in rows}) < 2:
+            return
+        x = rows[0][2]
+        rest = [r for r in rows if r[2] != x]
+        gold = g.first_answer(rest, 2)
+        if not gold or len({r[2] for r in rows if r[3] == rows[0][3]}) != 1:
+            return
+        forms = [f"Apart from {x}, who did {e} first {base}{tail} in {yr}?",
+                 f"Who did {e} {base}{tail} first in {yr}, other than {x}?",
+                 f"Excluding {x}, who was the first one {e} {past}{tail} in {yr}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
+    elif cat == "passive":
+        v = g.verb(rel, passive=True)
+        if v[2] is None:
+            return
         base, past, part, tail = v
-        yr = rng.choice(years)
-        if cat == "select":
-            e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
-            if not e:
-                continue
-            months = sorted({r[3][:7] for r in st.q(s=e, r=rel, lo=yr, hi=yr)})
-            ym = rng.choice(months)
-            gold = sorted({r[2] for r in st.q(s=e, r=rel, lo=ym, hi=ym)})
-            if len(gold) != 1:
-                continue
-            forms = [f"Who did {e} {base}{tail} in {_month_name(ym)}?",
-                     f"In {_month_name(ym)}, whom did {e} {base}{tail}?",
-                     f"{e} {past} who{tail} in {_month_name(ym)}?",
-                     f"who did {e} {base}{tail} during {_month_name(ym)}",
-                     f"Which one did {e} {base}{tail} in {_month_name(ym)}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
-        elif cat == "when":
-            e = g.pick(rel, min_rows=2)
-            if not e:
-                continue
-            o = rng.choice(sorted({r[2] for r in st.q(s=e, r=rel)}))
-            rows = st.q(s=e, r=rel, o=o)
-            last = rng.random() < 0.4
-            day = rows[-1][3] if last else rows[0][3]
-            w = "last" if last else "first"
-            forms = [f"When did {e} {w} {base} {o}{tail}?", f"On what date did {e} {w} {base} {o}{tail}?",
-                     f"What was the {'latest' if last else 'earliest'} date {e} {past} {o}{tail}?",
-                     f"when was the {w} time {e} {past} {o}{tail}"]
-            if len(rows) == 1:
-                forms.append(f"When did {e} {base} {o}{tail}?")
-            g.add(cat, _polite(rng.choice(forms), rng), [day], relation=rel, verb=base)
-        elif cat == "first_last":
-            e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
-            if not e:
-                continue
-            last = rng.random() < 0.5
-            gold = g.first_answer(st.q(s=e, r=rel, lo=yr, hi=yr), 2, last)
-            if not gold:
-                continue
-            w = rng.choice(["last", "most recently"] if last else ["first", "earliest"])
-            if w == "most recently":
-                forms = [f"Who did {e} most recently {base}{tail} in {yr}?"]
-            elif w == "earliest":
-                forms = [f"Who was the earliest that {e} {past}{tail} in {yr}?"]
-            else:
-                forms = [f"Who did {e} {base}{tail} {w} in {yr}?", f"In {yr}, who did {e} {w} {base}{tail}?",
-                         f"Who was the {w} one {e} {past}{tail} in {yr}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
-        elif cat == "calendar":
-            kind = rng.choice(["half", "quarter", "range", "between_dates", "since"])
-            if kind == "half":
-                h = rng.choice([1, 2])
-                lo, hi = (f"{yr}-01", f"{yr}-06") if h == 1 else (f"{yr}-07", f"{yr}-12")
-                phrase = f"in the {'first' if h == 1 else 'second'} half of {yr}"
-            elif kind == "quarter":
-                k = rng.randint(1, 4)
-                lo, hi = f"{yr}-{3 * k - 2:02d}", f"{yr}-{3 * k:02d}"
-                phrase = rng.choice([f"in Q{k} {yr}", f"in the {['first', 'second', 'third', 'fourth'][k - 1]} quarter of {yr}"])
-            elif kind == "range":
-                a = rng.randint(1, 10)
-                b = a + rng.randint(1, 2)
-                lo, hi = f"{yr}-{a:02d}", f"{yr}-{b:02d}"
-                phrase = rng.choice([f"between {MONTHS[a - 1]} and {MONTHS[b - 1]} {yr}",
-                                     f"from {MONTHS[a - 1]} to {MONTHS[b - 1]} {yr}"])
-            elif kind == "between_dates":
-                a = dt.date(int(yr), rng.randint(1, 9), rng.randint(1, 28))
-                b = a + dt.timedelta(days=rng.randint(20, 80))
-                lo, hi = a.isoformat(), b.isoformat()
-                phrase = f"between {lo} and {hi}"
-            else:
-                m = rng.randint(6, 11)
-                lo, hi = f"{years[-1]}-{m:02d}", "9999"
-                phrase = f"since {MONTHS[m - 1]} {years[-1]}"
-            e = g.pick(rel, min_rows=2, lo=lo, hi=hi)
-            if not e:
-                continue
-            last = rng.random() < 0.5
-            rows = st.q(s=e, r=rel, lo=lo, hi=hi)
-            gold = g.first_answer(rows, 2, last)
-            if not gold or len(rows) < 2:
-                continue
-            w = "last" if last else "first"
-            forms = [f"Who did {e} {w} {base}{tail} {phrase}?", f"{phrase[0].upper() + phrase[1:]}, who did {e} {base}{tail} {w}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, window=[lo, hi])
-        elif cat == "relative":
-            ref = dt.date.fromisoformat(st.hi)
-            kind = rng.choice(["last_month", "this_year", "months_ago", "past_n", "last_year"])
-            if kind == "last_month":
-                d = (ref.replace(day=1) - dt.timedelta(days=1))
-                lo = hi = d.isoformat()[:7]
-                phrase = "last month"
-            elif kind == "this_year":
-                lo = hi = str(ref.year)
-                phrase = "this year"
-            elif kind == "months_ago":
-                k = rng.choice([2, 3])
-                m, y = ref.month - k, ref.year
-                if m <= 0:
-                    m, y = m + 12, y - 1
-                lo = hi = f"{y}-{m:02d}"
-                phrase = f"{['', '', 'two', 'three'][k]} months ago"
-            elif kind == "past_n":
-                k = rng.choice([3, 6])
-                # skip when the edge day would matter: use whole months [ref-k+1 .. ref] and check the edge
-                m, y = ref.month - k, ref.year
-                if m <= 0:
-                    m, y = m + 12, y - 1
-                edge = dt.date(y, m, min(ref.day, 28)).isoformat()
-                lo, hi = edge, ref.isoformat()
-                phrase = f"in the past {['', '', '', 'three', '', '', 'six'][k]} months"
-            else:
-                lo = hi = str(ref.year - 1)
-                phrase = "last year"
-            e = g.pick(rel, min_rows=1, lo=lo, hi=hi) if lo[:4] in years else rng.choice(g.subjects[rel])
-            if not e:
-                continue
-            last = rng.random() < 0.5
-            rows = st.q(s=e, r=rel, lo=lo, hi=hi)
-            if kind == "past_n":  # the window's first day is read as inclusive or not: same answer needed
-                rows2 = [r for r in rows if r[3] > lo]
-                if g.first_answer(rows2, 2, last) != g.first_answer(rows, 2, last):
-                    continue
-            gold = g.first_answer(rows, 2, last) if rows else None
-            if lo[:4] not in years:
-                gold = None  # outside the KG: unknown
-            elif not gold:
-                continue
-            w = "last" if last else "first"
-            forms = [f"Who did {e} {w} {base}{tail} {phrase}?", f"Who was the {w} one {e} {past}{tail} {phrase}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, window=[lo, hi])
-        elif cat in ("count", "count_distinct"):
-            e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
-            if not e:
-                continue
-            rows = st.q(s=e, r=rel, lo=yr, hi=yr)
-            if cat == "count":
-                o = rng.choice(sorted({r[2] for r in rows}))
-                sub = [r for r in rows if r[2] == o]
-                if len(sub) != len({r[3] for r in sub}):
-                    continue  # events and days disagree
-                forms = [f"How many times did {e} {base} {o}{tail} in {yr}?",
-                         f"how often did {e} {base} {o}{tail} in {yr}",
-                         f"In {yr}, how many times did {e} {base} {o}{tail}?"]
-                g.add(cat, _polite(rng.choice(forms), rng), [str(len(sub))], relation=rel, verb=base)
-            else:
-                k = len({r[2] for r in rows})
-                noun = rng.choice(["different parties", "distinct actors", "different ones"]) if g.kg == "icews14" \
-                    else rng.choice(["different parties", "distinct ones"])
-                forms = [f"How many {noun} did {e} {base}{tail} in {yr}?"]
-                g.add(cat, _polite(rng.choice(forms), rng), [str(k)], relation=rel, verb=base)
-        elif cat == "most_often":
-            e = g.pick(rel, min_rows=4, lo=yr, hi=yr)
-            if not e:
-                continue
-            c = Counter(r[2] for r in st.q(s=e, r=rel, lo=yr, hi=yr)).most_common(2)
-            if len(c) < 2 or c[0][1] == c[1][1]:
-                continue
-            forms = [f"Who did {e} {base}{tail} most often in {yr}?",
-                     f"In {yr}, who did {e} {base}{tail} the most?",
-                     f"Who did {e} {base}{tail} most frequently in {yr}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), [c[0][0]], relation=rel, verb=base)
-        elif cat == "yes_no":
-            e = g.pick(rel, min_rows=2, lo=yr, hi=yr)
-            if not e:
-                continue
-            objs_year = sorted({r[2] for r in st.q(s=e, r=rel, lo=yr, hi=yr)})
-            if rng.random() < 0.5:
-                o, gold = rng.choice(objs_year), "yes"
-            else:
-                # a partner e has with this relation in another year, but not in yr
-                others = sorted({r[2] for r in st.q(s=e, r=rel)} - set(objs_year))
-                if not others:
-                    continue
-                o, gold = rng.choice(others), "no"
-            forms = [f"Did {e} {base} {o}{tail} in {yr}?", f"did {e} {base} {o}{tail} at all in {yr}?",
-                     f"Is it true that {e} {past} {o}{tail} in {yr}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), [gold], relation=rel, verb=base)
-        elif cat == "exclusion":
-            e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
-            if not e:
-                continue
-            rows = st.q(s=e, r=rel, lo=yr, hi=yr)
-            if len({r[2] for r in rows}) < 2:
-                continue
-            x = rows[0][2]
-            rest = [r for r in rows if r[2] != x]
+        objs = sorted({r[2] for r in st.q(r=rel, lo=yr, hi=yr)} & set(g.subjects_all()))
+        cands = [o for o in objs if len(st.q(r=rel, o=o, lo=yr, hi=yr)) >= 2]
+        if not cands:
+            return
+        o = rng.choice(cands)
+        last = rng.random() < 0.4
+        gold = g.first_answer(st.q(r=rel, o=o, lo=yr, hi=yr), 0, last)
+        if not gold:
+            return
+        w = "last" if last else "first"
+        forms = [f"By whom was {o} {part}{tail} {w} in {yr}?", f"Who was {o} {w} {part}{tail} by in {yr}?",
+                 f"In {yr}, {o} was {w} {part}{tail} by whom?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
+    elif cat == "before_after":
+        # an anchor event that happened exactly once: "after X <verb2> Y"
+        e = g.pick(rel, min_rows=4, lo=yr, hi=yr)
+        if not e:
+            return
+        rows = st.q(s=e, r=rel, lo=yr, hi=yr)
+        pairs = Counter((r[2]) for r in st.q(s=e, r=rel))
+        singles = [r for r in rows[1:-1] if pairs[r[2]] == 1]
+        if not singles:
+            return
+        anc = rng.choice(singles)
+        after = rng.random() < 0.5
+        if after:
+            rest = [r for r in rows if r[3] > anc[3]]
             gold = g.first_answer(rest, 2)
-            if not gold or len({r[2] for r in rows if r[3] == rows[0][3]}) != 1:
-                continue
-            forms = [f"Apart from {x}, who did {e} first {base}{tail} in {yr}?",
-                     f"Who did {e} {base}{tail} first in {yr}, other than {x}?",
-                     f"Excluding {x}, who was the first one {e} {past}{tail} in {yr}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
-        elif cat == "passive":
-            v = g.verb(rel, passive=True)
-            if v[2] is None:
-                continue
-            base, past, part, tail = v
-            objs = sorted({r[2] for r in st.q(r=rel, lo=yr, hi=yr)} & set(g.subjects_all()))
-            cands = [o for o in objs if len(st.q(r=rel, o=o, lo=yr, hi=yr)) >= 2]
-            if not cands:
-                continue
-            o = rng.choice(cands)
-            last = rng.random() < 0.4
-            gold = g.first_answer(st.q(r=rel, o=o, lo=yr, hi=yr), 0, last)
-            if not gold:
-                continue
-            w = "last" if last else "first"
-            forms = [f"By whom was {o} {part}{tail} {w} in {yr}?", f"Who was {o} {w} {part}{tail} by in {yr}?",
-                     f"In {yr}, {o} was {w} {part}{tail} by whom?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base)
-        elif cat == "before_after":
-            # an anchor event that happened exactly once: "after X <verb2> Y"
-            e = g.pick(rel, min_rows=4, lo=yr, hi=yr)
-            if not e:
-                continue
-            rows = st.q(s=e, r=rel, lo=yr, hi=yr)
-            pairs = Counter((r[2]) for r in st.q(s=e, r=rel))
-            singles = [r for r in rows[1:-1] if pairs[r[2]] == 1]
-            if not singles:
-                continue
-            anc = rng.choice(singles)
-            after = rng.random() < 0.5
-            if after:
-                rest = [r for r in rows if r[3] > anc[3]]
-                gold = g.first_answer(rest, 2)
-            else:
-                rest = [r for r in rows if r[3] < anc[3]]
-                gold = g.first_answer(rest, 2, last=True)
-            if not gold:
-                continue
-            if after:
-                forms = [f"Who did {e} {base}{tail} first after {anc[2]}?",
-                         f"After {anc[2]}, who was the first one {e} {past}{tail}?"]
-            else:
-                forms = [f"Who did {e} {base}{tail} last before {anc[2]}?",
-                         f"Right before {anc[2]}, who did {e} last {base}{tail}?"]
-            g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, anchor=anc[3])
-        elif cat in ("lowercase", "typo", "contraction"):
-            e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
-            if not e:
-                continue
-            last = rng.random() < 0.5
-            gold = g.first_answer(st.q(s=e, r=rel, lo=yr, hi=yr), 2, last)
-            if not gold:
-                continue
-            w = "last" if last else "first"
-            if cat == "lowercase":
-                qs = f"who did {e} {w} {base}{tail} in {yr}".lower() + rng.choice(["?", ""])
-            elif cat == "typo":
-                te = _typo(e, rng)
-                if te == e:
-                    continue
-                qs = f"Who did {te} {w} {base}{tail} in {yr}?"
-            else:
-                qs = rng.choice([f"Who's the {w} one {e} {past}{tail} in {yr}?",
-                                 f"What's the name of the {w} one {e} {past}{tail} in {yr}?",
-                                 f"who'd {e} {base}{tail} {w} in {yr}?"])
-            g.add(cat, _polite(qs, rng), gold, relation=rel, verb=base)
-        elif cat == "not_in_kg":
-            e = rng.choice(g.missing)
-            if e in st.entities:
-                continue
-            forms = [f"Who did {e} {base}{tail} first in {yr}?", f"When did {e} last {base} {rng.choice(g.subjects[rel])}{tail}?",
-                     f"How many times did {e} {base}{tail} in {yr}?"]
-            g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
-        elif cat == "out_of_range":
-            e = rng.choice(g.subjects[rel])
-            bad = rng.choice([str(int(years[0]) - 3), str(int(years[-1]) + 2), f"March {int(years[-1]) + 1}"])
-            forms = [f"Who did {e} {base}{tail} in {bad}?", f"Who did {e} first {base}{tail} in {bad}?"]
-            g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
-        elif cat == "ambiguous_date":
-            e = g.pick(rel, min_rows=1, lo=yr, hi=yr)
-            if not e:
-                continue
-            a, b = rng.randint(1, 12), rng.randint(1, 12)
-            if a == b:
-                continue
-            forms = [f"Who did {e} {base}{tail} on {a:02d}/{b:02d}/{yr}?", f"who did {e} {base}{tail} on {a}/{b}/{yr}"]
-            g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
+        else:
+            rest = [r for r in rows if r[3] < anc[3]]
+            gold = g.first_answer(rest, 2, last=True)
+        if not gold:
+            return
+        if after:
+            forms = [f"Who did {e} {base}{tail} first after {anc[2]}?",
+                     f"After {anc[2]}, who was the first one {e} {past}{tail}?"]
+        else:
+            forms = [f"Who did {e} {base}{tail} last before {anc[2]}?",
+                     f"Right before {anc[2]}, who did {e} last {base}{tail}?"]
+        g.add(cat, _polite(rng.choice(forms), rng), gold, relation=rel, verb=base, anchor=anc[3])
+    elif cat in ("lowercase", "typo", "contraction"):
+        e = g.pick(rel, min_rows=3, lo=yr, hi=yr)
+        if not e:
+            return
+        last = rng.random() < 0.5
+        gold = g.first_answer(st.q(s=e, r=rel, lo=yr, hi=yr), 2, last)
+        if not gold:
+            return
+        w = "last" if last else "first"
+        if cat == "lowercase":
+            qs = f"who did {e} {w} {base}{tail} in {yr}".lower() + rng.choice(["?", ""])
+        elif cat == "typo":
+            te = _typo(e, rng)
+            if te == e:
+                return
+            qs = f"Who did {te} {w} {base}{tail} in {yr}?"
+        else:
+            qs = rng.choice([f"Who's the {w} one {e} {past}{tail} in {yr}?",
+                             f"What's the name of the {w} one {e} {past}{tail} in {yr}?",
+                             f"who'd {e} {base}{tail} {w} in {yr}?"])
+        g.add(cat, _polite(qs, rng), gold, relation=rel, verb=base)
+    elif cat == "not_in_kg":
+        e = rng.choice(g.missing)
+        if e in st.entities:
+            return
+        forms = [f"Who did {e} {base}{tail} first in {yr}?", f"When did {e} last {base} {rng.choice(g.subjects[rel])}{tail}?",
+                 f"How many times did {e} {base}{tail} in {yr}?"]
+        g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
+    elif cat == "out_of_range":
+        e = rng.choice(g.subjects[rel])
+        bad = rng.choice([str(int(years[0]) - 3), str(int(years[-1]) + 2), f"March {int(years[-1]) + 1}"])
+        forms = [f"Who did {e} {base}{tail} in {bad}?", f"Who did {e} first {base}{tail} in {bad}?"]
+        g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
+    elif cat == "ambiguous_date":
+        e = g.pick(rel, min_rows=1, lo=yr, hi=yr)
+        if not e:
+            return
+        a, b = rng.randint(1, 12), rng.randint(1, 12)
+        if a == b:
+            return
+        forms = [f"Who did {e} {base}{tail} on {a:02d}/{b:02d}/{yr}?", f"who did {e} {base}{tail} on {a}/{b}/{yr}"]
+        g.add(cat, rng.choice(forms), None, relation=rel, verb=base)
 
 
 def icews_subjects(st: Store) -> dict[str, list[str]]:
