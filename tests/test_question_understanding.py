@@ -225,3 +225,68 @@ def test_ask_questions_file(business, tmp_path, capsys):
     assert f"{f}:4:" in out[3]["error"] and "2000" in out[3]["error"]
     assert out[4]["answers"] == ["yes"] and set(out[4]) >= {"question", "method", "answers", "abstained", "reason",
                                                              "evidence_ids"}
+
+
+# ------------------------------------------------------------------ wording as users type it
+@pytest.mark.parametrize("text,op,main_start", [
+    ("Quick question - who did Kenya visit in 2014?", "select", "who did Kenya visit"),
+    ("I'd like to know: how many times did Kenya visit Chile in 2014?", "count", "did Kenya visit Chile"),
+    ("Could you please tell me did Kenya visit Chile in 2014?", "exists", "did Kenya visit Chile"),
+    ("hey, did Kenya visit Chile at all in 2014?", "exists", "did Kenya visit Chile"),
+    ("Can you tell me whether Kenya visited Chile in 2014?", "exists", "Kenya visited Chile"),
+    ("Is it true that Kenya visited Chile in 2014?", "exists", "Kenya visited Chile"),
+    ("Do you know who Kenya visited first in 2014, please?", "select", "who Kenya visited"),
+    ("What's the name of the last one Kenya visited in 2014?", "select", "What is the name"),
+])
+def test_requests_greetings_and_contractions_are_unwrapped(text, op, main_start):
+    q = parse_question(text, span=SPAN_2014)
+    assert q.operator == op and q.main.startswith(main_start), q.main
+    assert not q.unsupported and q.window is None and [t.text for t in q.times] == ["2014"]
+    assert not {"please", "all", "true", "quick"} & set(q.main.lower().split())
+
+
+def test_time_target_behind_a_copula():
+    q = parse_question("What was the earliest date Kenya visited Chile?")
+    assert q.target == "time" and q.granularity is not None and q.granularity.name == "DAY" and q.ordinal == "first"
+    assert parse_question("At what time did Kenya first visit Chile?").target == "time"
+
+
+@pytest.mark.parametrize("question,answers,note", [
+    ("Who was the first one Acme Robotics took over?", ["Borealis Foods"], "'took over' read as 'acquired'"),
+    ("Acme Robotics acquired whom first?", ["Borealis Foods"], ""),  # subject before the verb: Acme acted
+    ("Quick question - who did Acme Robotics acquire first?", ["Borealis Foods"], ""),
+    ("Who took Acme Robotics to court first?", ["Cobalt Systems"], "read as 'sued'"),
+    ("Who penalized Acme Robotics?", ["Competition Authority"], "read as 'fined'"),
+    ("hey, did Dunmore Bank sue Acme Robotics at all in 2019?", ["yes"], ""),
+])
+def test_relation_words_with_no_shared_word(business, question, answers, note):
+    res = business[0].answer(question)
+    assert not res.abstained and res.answers[: len(answers)] == answers, (res.reason, res.plan)
+    assert note in res.reason
+
+
+@pytest.mark.parametrize("question,why", [
+    # no relation name is singled out by the encoder: refuse, naming the closest ones
+    ("Who did Acme Robotics slam in 2019?", "shares no word with a relation name"),
+    # a "no" would rest on a relation linked by embedding alone (the pair has other events in 2019)
+    ("Did Dunmore Bank purchase Acme Robotics in 2019?", "linked by embedding only"),
+])
+def test_loose_relation_links_abstain(business, question, why):
+    res = business[0].answer(question)
+    assert res.abstained and res.answers == [] and why in res.reason
+
+
+def test_tool_reports_embedding_links(business):
+    tools = business[0].tools
+    res = tools.call("Get_tail_entity", {"head": "Acme Robotics", "rel": "bought"})
+    assert res.aligned["rel"] == "acquired" and "by embedding similarity" in res.aligned["rel_note"]
+    assert len(res.rows) == 3
+    res = tools.call("Get_tail_entity", {"head": "Acme Robotics", "rel": "phone"})
+    assert not res.aligned and "shares no word with a relation name" in res.observation
+
+
+def test_no_without_any_event_holds_whatever_the_relation(business):
+    # no event at all from Acme Robotics to Cobalt Systems in 2018: "no" whatever "purchase" means
+    res = business[0].answer("Did Acme Robotics purchase Cobalt Systems in 2018?")
+    assert not res.abstained and res.answers == ["no"] and "read as 'acquired'" in res.reason
+    assert business[0].answer("Did Acme Robotics purchase Cobalt Systems in 2019?").answers == ["yes"]

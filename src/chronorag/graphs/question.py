@@ -178,9 +178,9 @@ def find_time_mentions(text: str, *, invalid: list[str] | None = None) -> list[T
 
 
 _TIME_TARGET = [
-    (re.compile(r"\b(?:what|which)\s+year\b|\bin\s+what\s+year\b|\byear\s+(?:did|was|were|when)\b", re.I), Granularity.YEAR),
-    (re.compile(r"\b(?:what|which)\s+month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
-    (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
+    (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?year\b|\bin\s+what\s+year\b|\byear\s+(?:did|was|were|when)\b", re.I), Granularity.YEAR),
+    (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
+    (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?(?=(?:day|date)\b))?(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
 ]
 _FIRST = re.compile(r"\b(?:first|earliest|initial(?:ly)?|for the first time)\b", re.I)
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)
@@ -425,10 +425,59 @@ _EXCL_END = re.compile(r"\s*,|\s+(?=(?:who|whom|which|what|when|in|on|during|bef
 _COUNT = re.compile(r"\bhow\s+(?:many\s+times|often|frequently)\b|\b(?:the\s+)?number\s+of\s+times\b|"
                     r"\bhow\s+many\s+(?:(?:different|distinct|separate)\s+)?(\w+)\b|\bcount\s+(?:of\s+|the\s+)?", re.I)
 _MOST = re.compile(r"\b(?:the\s+)?most\s+(?:often|frequently|times|commonly|regularly)\b|"
-                   r"\bmost\s+frequent(?:ly)?\b|\b(?:the\s+)?most\b(?=[\s\w]*\?\s*$)", re.I)
+                   r"\bmost\s+frequent(?:ly)?\b|\b(?:the\s+)?most\b(?!\s+recent)(?=[\s\w]*\??\s*$)", re.I)
 _EXISTS = re.compile(r"^\s*(?:(?:is\s+it\s+true|was\s+it\s+the\s+case)\s+that\s+|"
                      r"(?:did|does|do|has|have|had|was|were|is|are|will|would)\s+(?!there\s+be\b))", re.I)
 _WH = re.compile(r"\b(?:who|whom|whose|which|what|when|where|how)\b", re.I)
+
+
+# ---------------------------------------------------------------- wording pre-pass
+# English contractions (only the unambiguous ones: "'s" only after a wh-word or pronoun,
+# where it is "is", never a possessive)
+_CONTRACTIONS = [
+    (re.compile(r"\b(who|what|when|where|which|how|that|it|there|here)'s\b", re.I), r"\1 is"),
+    (re.compile(r"\bwon't\b", re.I), "will not"), (re.compile(r"\bcan't\b", re.I), "cannot"),
+    (re.compile(r"\b(\w+)n't\b", re.I), r"\1 not"), (re.compile(r"\b(\w+)'re\b", re.I), r"\1 are"),
+    (re.compile(r"\b(\w+)'ve\b", re.I), r"\1 have"), (re.compile(r"\b(\w+)'ll\b", re.I), r"\1 will"),
+    (re.compile(r"\b(who|what|when|where|which|how|i|you|we|they)'d\b", re.I), r"\1 would"),
+]
+_QSTART = (r"(?:who|whom|whose|which|what|when|where|how|did|does|do|has|have|had|was|were|is|are|will|would|"
+           r"could|can|in|on|during|between|from|since|before|after|by|apart|other|except|excluding|besides)\b")
+# requests wrapped around a question: greetings, "could you (please) tell me", "I'd like to know",
+# "do you know", "Question: ..." / "Quick question - ..." (a short lead-in ended by a colon or a dash)
+_PREAMBLES = [
+    re.compile(r"^\s*(?:hey|hi|hello|ok|okay|so|well|um+|uh+|yo|dear\s+\w+|thanks)\b\s*[,!.]?\s+", re.I),
+    re.compile(r"^\s*[^?:;,]{1,40}?(?::|\s[-\u2013\u2014]+)\s+(?=" + _QSTART + ")", re.I),
+    re.compile(r"^\s*(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:tell|let|show|remind|find\s+out\s+for)\s+"
+               r"me(?:\s+know)?\s*,?\s*", re.I),
+    re.compile(r"^\s*(?:do|does)\s+(?:you|anyone|anybody|somebody|someone)\s+(?:happen\s+to\s+)?know\s*,?\s*", re.I),
+    re.compile(r"^\s*i\s+(?:would\s+)?(?:like|want|need|wish|wanted)\s+to\s+(?:know|find\s+out|ask)\s*[:,]?\s*", re.I),
+    re.compile(r"^\s*i\s+(?:am\s+|was\s+)?wonder(?:ing)?\s*,?\s*", re.I),
+    re.compile(r"^\s*(?:any\s+idea|no\s+idea)\s*,?\s*", re.I),
+]
+_INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
+_FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
+
+
+def _wording(s: str, q: TemporalQuestion) -> str:
+    """Expand contractions and strip the requests wrapped around the question ("Could you
+    please tell me ...", "Quick question - ...", "hey, ..."); "tell me if/whether X ..." is a
+    yes/no question."""
+    for pat, rep in _CONTRACTIONS:
+        s = pat.sub(rep, s)
+    s = _FILLERS.sub(" ", s)
+    changed = True
+    while changed:
+        changed = False
+        for pat in _PREAMBLES:
+            m = pat.match(s)
+            if m and m.end() < len(s.strip()):
+                s, changed = " " + s[m.end():], True
+    m = _INDIRECT_YN.match(s)
+    if m:
+        q.operator = "exists"
+        s = " " + s[m.end():]
+    return s
 
 
 def _operators(s: str, q: TemporalQuestion) -> str:
@@ -460,8 +509,11 @@ def _operators(s: str, q: TemporalQuestion) -> str:
     if m:
         q.operator = "most_frequent"
         return s[: m.start()] + " " + s[m.end():]
-    if _EXISTS.match(s) and not _WH.search(s[:60]):
+    m = _EXISTS.match(s)
+    if q.operator == "exists" or (m and not _WH.search(s[:60])):
         q.operator = "exists"
+        if m and re.match(r"\s*(?:is|was)\s+it\b", m.group(0), re.I):  # "is it true that": a frame, not the event
+            s = " " + s[m.end():]
     return s
 
 
@@ -500,7 +552,8 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     elif span is not None:
         ref = _dt.date.fromordinal(max(span[0], span[1] - 1) // 1440 + 1)
     q = TemporalQuestion(text=text)
-    s = " " + _strip(text.replace("\u00a0", " ")) + " "
+    s = " " + _strip(text.replace("\u00a0", " ").replace("\u2019", "'")) + " "
+    s = " " + _strip(_wording(s, q)) + " "
     s = " " + _calendar(s, q, ref, span) + " "
     s = " " + _operators(s, q) + " "
 

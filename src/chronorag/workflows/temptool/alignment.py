@@ -200,6 +200,10 @@ class Alignment:
     index: int
     score: float
     candidates: list[tuple[str, float]] = field(default_factory=list)
+    #: how the name was chosen: "lexical" (reranker score) or "embedding" (no shared word;
+    #: chosen by the encoder's similarity with a margin, see ``TemporalKGTools.align_relation``)
+    how: str = "lexical"
+    note: str = ""
 
 
 class Reranker(Protocol):

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from chronorag.errors import ChronoRAGError
 from chronorag.graphs.linking import EntityLinker
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
@@ -67,6 +68,7 @@ class ToolPlan:
     operator: str = "select"
     exclude: list[str] = field(default_factory=list)
     anchor_note: str = ""
+    rel_note: str = ""
 
     def describe(self) -> str:
         """One line for traces."""
@@ -173,6 +175,9 @@ class TemporalReasoner:
             for k in range(i, j):
                 taken[k] = True
             names = [self.tools.entities.names[x] for x in self._exact[key]]
+            if len(names) > 1:  # several names normalise alike: the one written as in the question wins
+                same = self.linker.exact(text[toks[i][1]: toks[j - 1][2]])
+                names = [same] if same in names else names
             found.append((toks[i][1], toks[j - 1][2], sorted(names)[0]))
         # capitalised chunks not covered: link them typo-tolerantly, then by embedding
         k = 0
@@ -195,6 +200,8 @@ class TemporalReasoner:
                 found.append((toks[k][1], toks[j][2], link.name))
             elif self._relation_words(phrase):
                 pass  # "appoint as CEO": words of the KG's relation names, not a missing entity
+            elif k == 0 and j == 0:
+                pass  # one capitalised word opening the sentence: capitalised by orthography
             else:
                 al = self.tools.align_entity(phrase)
                 if al.score >= 1.0 and self._contained(phrase, al.name):
@@ -219,6 +226,18 @@ class TemporalReasoner:
                         for x in range(i, i + size):
                             taken[x] = True
         return sorted(found), problems
+
+    @staticmethod
+    def _relation_start(main: str, ents: list[tuple[int, int, str]]) -> int | None:
+        """Offset of the first word of ``main`` that is neither an entity nor question scaffolding."""
+        for m in _WORD.finditer(main):
+            if any(a <= m.start() < b for a, b, _ in ents):
+                continue
+            w = m.group(0)
+            if _SCAFFOLD.fullmatch(w) or w.lower() in _QWORDS or w.lower() in _ANSWER_NOUNS:
+                continue
+            return m.start()
+        return None
 
     def _relation_words(self, phrase: str) -> bool:
         """True when every word of ``phrase`` is a word of some relation name of the KG."""
@@ -281,6 +300,8 @@ class TemporalReasoner:
         for s, e, _ in sorted(ents, reverse=True):
             rel_text = rel_text[:s] + " " + rel_text[e:]
         rel_text = re.sub(r"\b(?:which|what)\s+[A-Za-z]+", " ", rel_text, flags=re.I)  # the answer type
+        rel_text = re.sub(r"\b(?:the\s+)?names?\s+of\b|\bones?\b", " ", rel_text, flags=re.I)  # "the name of the one"
+        rel_text = re.sub(r"[()\[\]]", " ", rel_text)  # brackets left by a name like "Armed Rebel (Turkish Kurds)"
         rel_text = re.sub(r"\s+", " ", _SCAFFOLD.sub(" ", rel_text)).strip(" ,.?")
         if not rel_text:
             return None, "no relation phrase left in the question once its entities are removed"
@@ -311,6 +332,11 @@ class TemporalReasoner:
                 # "which country did X visit": X right after the auxiliary is the subject
                 m = _AUX_SUBJ.search(main) if q.subject_cue else None
                 head_cue = m is not None and re.fullmatch(r"\s*(?:the\s+)?", main[m.end(): ents[0][0]] or "") is not None
+                if not head_cue and len(ents) == 1:
+                    # active voice, subject-verb-object: an entity written before the relation's
+                    # words is its subject ("who was the first one X slammed", "X visited whom")
+                    verb = self._relation_start(main, ents)
+                    head_cue = verb is not None and verb >= ents[0][1]
                 known, role = (ents[0] if head_cue else ents[-1]), ("head" if head_cue else "tail")
             plan.known, plan.known_role = known[2], role
         if q.ordinal == "first" or (q.constraint == "after" and not q.ordinal):
@@ -346,6 +372,8 @@ class TemporalReasoner:
         res = yield {"name": name, "arguments": args}
         if res.rows and name != "Get_time" or (name == "Get_time" and plan.target in ("time", "pair")):
             self._last_ids = [r["id"] for r in res.rows if "id" in r]
+        if res.aligned.get("rel_note"):
+            plan.rel_note = res.aligned["rel_note"]
         if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
             plan.relation = res.aligned["rel"]
@@ -379,11 +407,34 @@ class TemporalReasoner:
         rel = res.aligned.get("rel")
         if rel is None:
             return ""
+        if plan.rel_note and self._any_event(plan, res):  # linked by embedding similarity alone
+            return (f"no events of {rel!r} found, but the question's relation was linked by embedding only "
+                    f"({plan.rel_note}); a '0' or 'no' would rest on that guess")
         al = self.tools.align_relation(plan.relation)
         if al.score >= 1.0:
             return ""
         return (f"no events of {rel!r} found, but the question's relation {plan.relation!r} matches it only "
                 f"loosely ({al.score:.2f}); a '0' or 'no' would rest on that guess")
+
+    def _any_event(self, plan: ToolPlan, res: ToolResult) -> bool:
+        """True when the known entities have *any* event, of any relation, in the question's window
+        (same sides as the tool call). When they have none, "0" or "no" holds whatever relation was
+        meant, so a loosely linked relation does not matter."""
+        st = self.tools.store
+        side: dict[str, str] = {}
+        for role, key in (("head", "subject"), ("tail", "object")):
+            name = res.aligned.get(role)
+            if name is not None:
+                side[key] = name
+        if not side:
+            return True
+        try:
+            ids = st.query(begin_time=plan.begin_time, end_time=plan.end_time, type=plan.type, **side)
+        except ChronoRAGError:  # an unusable window: keep the doubt
+            return True
+        if self.tools._allowed is not None:
+            ids = ids[np.isin(ids, self.tools._allowed)]
+        return len(ids) > 0
 
     @staticmethod
     def _abstain(plan: ToolPlan | None, calls: list[dict[str, Any]], reason: str) -> ReasonerResult:
@@ -593,6 +644,9 @@ class TemporalReasoner:
             return replace(self._abstain(None, [], f"no program: {why}"),
                            latency_ms=(time.perf_counter() - t0) * 1000)
         res = yield from self.steps(plan)
+        if plan.rel_note and res.answers:
+            res.reason = f"{res.reason}; {plan.rel_note}" if res.reason else plan.rel_note
+            res.note = res.reason if not res.note else f"{res.note}; {plan.rel_note}"
         if q.reference and (res.answers or res.abstained):
             ref = f"relative dates read against {q.reference}" + (
                 " (the graph's last date)" if self.reference is None else "")
@@ -625,6 +679,10 @@ class TemporalReasoner:
         return sorted(stats, key=lambda n: (-stats[n][2], stats[n][0], n))
 
 
+# nouns that name the answer, not the relation ("the name of the first one", "which party")
+_ANSWER_NOUNS = {"name", "names", "one", "ones", "party", "parties", "actor", "actors", "entity", "entities",
+                 "organisation", "organization", "group", "groups", "someone", "somebody", "anyone", "anybody",
+                 "who", "whom", "person", "people", "country", "countries", "not"}
 _QWORDS = {"who", "whom", "which", "what", "when", "in", "on", "before", "after", "with", "to",
            "could", "can", "did", "was", "the", "at", "during", "from", "by", "how", "is", "are", "has",
            "have", "had", "does", "do", "were", "since", "between", "until", "name", "list", "tell", "give",

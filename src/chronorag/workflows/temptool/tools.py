@@ -81,6 +81,13 @@ TOOL_NAMES = ("Get_time", "Get_head_entity", "Get_tail_entity", "Count_events", 
 MAX_OBS_ROWS = 30
 #: reranker score below which an aligned name counts as "no match" (see the module docstring)
 MIN_ALIGNMENT_SCORE = 0.6
+#: a relation phrase sharing no word with any relation name is linked by cosine only when the
+#: best name reaches this similarity ...
+RELATION_EMBED_FLOOR = 0.25
+#: ... and leads the runner-up by this much ...
+RELATION_EMBED_MARGIN = 0.05
+#: ... (among the entities' own relations: when within this much of the vocabulary's best)
+RELATION_EMBED_EPS = 0.03
 ORDERS = ("earliest", "latest")
 #: how Rank_entities orders entities
 RANK_BY = ("count", "first", "last")
@@ -213,12 +220,70 @@ class TemporalKGTools:
             present[s.relations_of(subject=None if head is None else s.entities[head],
                                    object=None if tail is None else s.entities[tail])] = 1.0
         self._vectors(phrase)
-        al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None,
-                                  vector=self._vec_cache.get(phrase))
+        qv = self._vec_cache.get(phrase)
+        al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None, vector=qv)
         al = Alignment(query=al.query, name=s.relations[al.index], index=al.index, score=al.score,
                        candidates=al.candidates)
+        if (self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
+                and not self._shares_word(phrase, al.name)):  # an LLM reranker's pick stands as it is
+            al = self._embedding_relation(phrase, al, present, qv)
         self._align_cache[key] = al
         return al
+
+    @staticmethod
+    def _shares_word(phrase: str, name: str) -> bool:
+        """True when the phrase and the relation name share a word (after stemming)."""
+        return bool(set(relation_tokens(phrase)) & set(relation_tokens(name.replace("_", " "))))
+
+    def _embedding_relation(self, phrase: str, al: Alignment, present: np.ndarray,
+                            qv: np.ndarray | None) -> Alignment:
+        """Link a relation phrase that shares no word with any chosen name ("took over" for
+        ``acquired``) by the encoder's similarity alone, or refuse.
+
+        The summed reranker score lets a weak cosine plus the "entity takes part in it" prior
+        pass the threshold for an unrelated relation, so it is not used here. Instead, with
+        ``c`` the cosine of the phrase and a relation name:
+
+        - the best relation over the whole vocabulary is taken when it leads the runner-up by
+          :data:`RELATION_EMBED_MARGIN` and reaches :data:`RELATION_EMBED_FLOOR`;
+        - otherwise, among the relations the known entities take part in, the best one is taken
+          when it is within :data:`RELATION_EMBED_EPS` of the global best (no relation the
+          entities do not take part in is clearly closer: that one would give "no events"),
+          reaches the floor and leads the next such relation by the margin (or is the only one).
+
+        Anything else is a "no match" naming the closest names (the caller abstains).
+        """
+        assert self.min_score is not None
+        if qv is None:
+            qv = self.index.encoder.encode([phrase])[0]
+        cos = self.relations.vectors @ np.asarray(qv, dtype=np.float32)
+        order = np.argsort(-cos, kind="stable")
+        names = self.store.relations
+        near = [(names[int(i)], round(float(cos[i]), 3)) for i in order[:5]]
+        r1 = float(cos[order[0]])
+        r2 = float(cos[order[1]]) if len(order) > 1 else -1.0
+        pick: int | None = None
+        why = ""
+        if r1 >= RELATION_EMBED_FLOOR and r1 - r2 >= RELATION_EMBED_MARGIN:
+            pick = int(order[0])
+            why = f"runner-up {names[int(order[1])]!r} {r2:.2f}" if len(order) > 1 else ""
+        elif present.any():
+            pres = [int(i) for i in order if present[i]]
+            p1 = float(cos[pres[0]])
+            p2 = float(cos[pres[1]]) if len(pres) > 1 else -1.0
+            if p1 >= RELATION_EMBED_FLOOR and p1 >= r1 - RELATION_EMBED_EPS and p1 - p2 >= RELATION_EMBED_MARGIN:
+                pick = pres[0]
+                why = ("the only relation the entities take part in" if len(pres) == 1 else
+                       f"runner-up among the entities' relations {names[pres[1]]!r} {p2:.2f}")
+        if pick is None:
+            return Alignment(query=phrase, name=al.name, index=al.index, score=min(al.score, self.min_score - 1e-6),
+                             candidates=near, how="embedding",
+                             note=f"{phrase!r} shares no word with a relation name and its embedding does not "
+                                  f"single one out (closest: " + ", ".join(f"{n} {c:.2f}" for n, c in near[:3]) + ")")
+        return Alignment(query=phrase, name=names[pick], index=pick, score=self.min_score, candidates=near,
+                         how="embedding",
+                         note=f"relation {phrase!r} read as {names[pick]!r} by embedding similarity "
+                              f"({float(cos[pick]):.2f}" + (f"; {why}" if why else "") + ")")
 
     # ------------------------------------------------------------------- rows
     def _rows(self, ids: np.ndarray) -> list[dict[str, str]]:
@@ -301,9 +366,12 @@ class TemporalKGTools:
         al = nm.alignment
         near = ", ".join(f"{n!r} ({sc:.2f})" for n, sc in al.candidates[:5])
         kind = "relation" if nm.role == "rel" else "entity"
-        obs = (f"No match for {nm.role}={al.query!r} in {call}: no {kind} name is close enough "
-               f"(best score {al.score:.2f} < {self.min_score}). Nearest {kind} names: {near}. "
-               f"Use one of them or rephrase.")
+        if al.how == "embedding":
+            obs = f"No match for {nm.role}={al.query!r} in {call}: {al.note}. Use one of them or rephrase."
+        else:
+            obs = (f"No match for {nm.role}={al.query!r} in {call}: no {kind} name is close enough "
+                   f"(best score {al.score:.2f} < {self.min_score}). Nearest {kind} names: {near}. "
+                   f"Use one of them or rephrase.")
         return ToolResult(tool=tool, observation=obs, aligned={}, error=None,
                           latency_ms=(time.perf_counter() - t0) * 1000)
 
@@ -325,7 +393,10 @@ class TemporalKGTools:
         except _NoMatch as nm:
             return self._no_match("Get_time", nm, call, t0)
         ids = self.store.query(subject=h.name, relation=r.name, object=t.name)
-        return self._finish("Get_time", ids, {"head": h.name, "rel": r.name, "tail": t.name}, t0, call, o)
+        aligned = {"head": h.name, "rel": r.name, "tail": t.name}
+        if r.how == "embedding":
+            aligned["rel_note"] = r.note
+        return self._finish("Get_time", ids, aligned, t0, call, o)
 
     def get_head_entity(self, tail: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
                         type: str = "in/on", order: str | None = None,  # noqa: A002
@@ -380,6 +451,8 @@ class TemporalKGTools:
         except ChronoRAGError as exc:  # a window that ends before it begins
             return self._error(tool, exc, t0)
         aligned = {role: e.name, "rel": r.name}
+        if r.how == "embedding":
+            aligned["rel_note"] = r.note
         if drop:
             other = self.store.object if role == "head" else self.store.subject
             ids = ids[~np.isin(other[ids], np.fromiter(drop, dtype=np.int64))]
