@@ -268,15 +268,39 @@ class _OpenVinoRunner:
         if prec not in ("bf16", "f32"):
             raise ValueError(f"precision must be 'bf16' or 'f32', got {prec!r}")
         core = ov.Core()
-        cfg = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": prec}
+        # one inference stream per thread, fed by an asynchronous queue (:meth:`many`): the
+        # short batches of one sentence each do not keep two threads busy inside one stream
+        # (measured on 2 cores: 1.0 CPU per wall second in one stream, 1.9 in two)
+        cfg = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": threads, "PERFORMANCE_HINT": "THROUGHPUT",
+               "INFERENCE_PRECISION_HINT": prec}
         self._model = core.compile_model(str(onnx_file), "CPU", cfg)
+        self._streams = max(1, int(self._model.get_property("NUM_STREAMS")))
         self._req = self._model.create_infer_request()
         self._out = self._model.output(0)
+        self._ov = ov
         self.precision = prec
 
     def __call__(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         res = self._req.infer({"input_ids": input_ids, "attention_mask": mask})
         return np.array(res[self._out], dtype=np.float32)
+
+    def many(self, batches: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        """Embed several ``(input_ids, mask)`` batches, one per stream at a time, in order."""
+        if self._streams < 2 or len(batches) < 2:
+            return [self(a, m) for a, m in batches]
+        out: list[np.ndarray | None] = [None] * len(batches)
+
+        def done(req: Any, i: int) -> None:
+            out[i] = np.array(req.get_output_tensor(0).data, dtype=np.float32)
+
+        queue = self._ov.AsyncInferQueue(self._model, self._streams)
+        queue.set_callback(done)
+        for i, (a, m) in enumerate(batches):
+            queue.start_async({"input_ids": a, "attention_mask": m}, i)
+        queue.wait_all()
+        if any(o is None for o in out):  # pragma: no cover - a failed request raises in wait_all
+            raise RuntimeError("OpenVINO returned no result for a batch")
+        return [o for o in out if o is not None]
 
 
 class OnnxMiniLMEncoder:
@@ -381,6 +405,7 @@ class OnnxMiniLMEncoder:
         ids = [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=True)]
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(lengths, kind="stable")
+        batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         i = 0
         while i < len(order):
             # grow the batch while (rows x longest) stays within the token budget
@@ -395,10 +420,14 @@ class OnnxMiniLMEncoder:
                 seq = ids[k]
                 input_ids[r, : len(seq)] = seq
                 mask[r, : len(seq)] = 1
-            emb = run(input_ids, mask)
+            batches.append((rows, input_ids, mask))
+            i = j
+        many = getattr(run, "many", None)
+        embs = (many([(a, m) for _, a, m in batches]) if many is not None
+                else [run(a, m) for _, a, m in batches])
+        for (rows, _, _), emb in zip(batches, embs, strict=True):
             # renormalise: bf16 products leave rows a hair off unit length
             norms = np.linalg.norm(emb, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
             out[rows] = emb / norms
-            i = j
         return out

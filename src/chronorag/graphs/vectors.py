@@ -51,6 +51,24 @@ def gpu_available() -> bool:
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
+#: candidates fetched beyond ``k`` so that ties at the cut are broken by id
+_TIE_MARGIN = 16
+
+
+def _by_score_then_id(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` columns ordered by score (descending), then id (ascending): one order for
+    tied scores on every backend (FAISS returns tied vectors in no fixed order); missing
+    results (id -1, score -inf) last, padded to ``k`` columns."""
+    key_id = np.where(ids < 0, np.iinfo(np.int64).max, ids)
+    order = np.lexsort((key_id, -scores.astype(np.float64)), axis=-1)[:, :k]
+    out_s = np.full((len(scores), k), -np.inf, np.float32)
+    out_i = np.full((len(scores), k), -1, np.int64)
+    m = order.shape[1]
+    out_s[:, :m] = np.take_along_axis(scores, order, axis=1)
+    out_i[:, :m] = np.take_along_axis(ids, order, axis=1)
+    return out_s, out_i
+
+
 class VectorIndex:
     """Inner-product FAISS index with save/load and subset-restricted search.
 
@@ -156,9 +174,12 @@ class VectorIndex:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         q = self._check_queries(queries)
         if subset is None:
-            scores, ids = self._index.search(q, int(k))
+            # a few candidates beyond k so that vectors tied at the k-th score (identical texts
+            # of the static encoder, for one) are cut by id, as the exact Postgres scan does
+            kk = min(len(self), int(k) + _TIE_MARGIN) if self.kind == "flat" else int(k)
+            scores, ids = self._index.search(q, max(kk, 1))
             scores = np.where(ids < 0, -np.inf, scores)
-            return scores.astype(np.float32), ids.astype(np.int64)
+            return _by_score_then_id(scores.astype(np.float32), ids.astype(np.int64), int(k))
         sub = np.unique(np.asarray(subset, dtype=np.int64))
         if sub.size and (sub[0] < 0 or sub[-1] >= len(self)):
             raise IndexError(f"subset ids must be in 0..{len(self) - 1}")
@@ -168,22 +189,16 @@ class VectorIndex:
             return self._exact_subset(q, k, sub)
         faiss = _faiss()
         params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(sub))
-        scores, ids = self._index.search(q, int(k), params=params)
+        scores, ids = self._index.search(q, min(int(k) + _TIE_MARGIN, int(sub.size)), params=params)
         scores = np.where(ids < 0, -np.inf, scores)
-        return scores.astype(np.float32), ids.astype(np.int64)
+        return _by_score_then_id(scores.astype(np.float32), ids.astype(np.int64), int(k))
 
     def _exact_subset(self, q: np.ndarray, k: int, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sims = q @ self.vectors[sub].T
-        kk = min(k, sub.size)
+        kk = min(k + _TIE_MARGIN, sub.size)
         part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
-        psc = np.take_along_axis(sims, part, axis=1)
-        order = np.argsort(-psc, axis=1, kind="stable")
-        top = np.take_along_axis(part, order, axis=1)
-        scores = np.full((len(q), k), -np.inf, np.float32)
-        ids = np.full((len(q), k), -1, np.int64)
-        scores[:, :kk] = np.take_along_axis(sims, top, axis=1)
-        ids[:, :kk] = sub[top]
-        return scores, ids
+        psc = np.take_along_axis(sims, part, axis=1).astype(np.float32)
+        return _by_score_then_id(psc, sub[part], k)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write ``vectors.npy`` and ``vector_index.json`` (+ ``hnsw.faiss``) into a directory."""
