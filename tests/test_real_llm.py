@@ -257,10 +257,6 @@ def test_native_tool_calls_parsed_from_the_servers_reply(server, cfg, ecb_index)
 
 @pytest.mark.slow
 @needs_local
-@pytest.mark.xfail(reason="open (issue 21): since the json_schema-500 and null-content fixes, STAR-RAG, T-GRAG, "
-                          "ToPG and KG-iRAG passed this test's assertions and TempTool's post-tool-call turn was "
-                          "checked alone, but the whole five-method run has not yet been seen passing end to end",
-                   strict=False)
 def test_every_methods_llm_path_completes_on_two_questions(server, tmp_path, capsys, monkeypatch):
     """`chronorag demo --llm-url`: STAR-RAG, T-GRAG, ToPG, KG-iRAG and TempTool through the server."""
     from chronorag.cli import main
