@@ -344,30 +344,23 @@ def run(method: str, questions: str, index: str, out: str, **opts: Any) -> None:
                      + "\n")
 
 
-def _norm(a: str) -> str:
+def outcome(r: dict[str, Any]) -> str:
+    """``correct``, ``abstained`` or ``wrong`` (an answer to an unanswerable question is wrong)."""
     from chronorag.metrics import normalize_answer
 
-    return normalize_answer(a)
+    gold = r["answers"]
+    if r["abstained"]:
+        return "correct" if gold is None else "abstained"
+    if gold is None:
+        return "wrong"
+    return "correct" if normalize_answer(r["predicted"][0]) in {normalize_answer(g) for g in gold} else "wrong"
 
 
-def score(paths: list[str]) -> None:
-    table: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    for p in paths:
-        label = Path(p).stem
-        for line in open(p):
-            r = json.loads(line)
-            gold = r["answers"]
-            if r["abstained"]:
-                outcome = "correct" if gold is None else "abstained"
-            elif gold is None:
-                outcome = "wrong"
-            else:
-                outcome = "correct" if _norm(r["predicted"][0]) in {_norm(g) for g in gold} else "wrong"
-            for cat in (r["category"], "ALL"):
-                table[(label, cat)][outcome] += 1
+def print_table(table: dict[tuple[str, str], Counter[str]], by: str = "category") -> None:
+    """Markdown table of ok / abstained / wrong per ``by`` value and run label, totals on stderr."""
     cats = sorted({c for _, c in table}, key=lambda c: (c == "ALL", c))
     labels = list(dict.fromkeys(lab for lab, _ in table))
-    print("| category | n | " + " | ".join(f"{lab} ok / abst / wrong" for lab in labels) + " |")
+    print("| " + by + " | n | " + " | ".join(f"{lab} ok / abst / wrong" for lab in labels) + " |")
     print("|---|---|" + "---|" * len(labels))
     for c in cats:
         n = sum(table[(labels[0], c)].values())
@@ -381,6 +374,18 @@ def score(paths: list[str]) -> None:
         n = sum(t.values())
         print(f"{lab}: n={n} correct {t['correct'] / n:.1%} abstained {t['abstained'] / n:.1%} "
               f"confidently wrong {t['wrong'] / n:.1%}", file=sys.stderr)
+
+
+def score(paths: list[str]) -> None:
+    table: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for p in paths:
+        label = Path(p).stem
+        for line in open(p):
+            r = json.loads(line)
+            o = outcome(r)
+            for cat in (r["category"], "ALL"):
+                table[(label, cat)][o] += 1
+    print_table(table)
 
 
 def main() -> None:

@@ -28,11 +28,12 @@ import datetime as dt
 import hashlib
 import json
 import random
-import sys
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+# the runner, the outcome rule and the table are the first set's (only the questions are new)
+from free_wording import outcome, print_table, run
 
 # ----------------------------------------------------------------------------- the civic KG
 COMPANIES = ["Norvale Systems", "Quillon Labs", "Brightwater Foods", "Tessaro Motors", "Helix Freight",
@@ -564,38 +565,6 @@ def build(icews: str, civic: str, out: Path, seed: int = 2026) -> None:
 
 
 # ----------------------------------------------------------------------------- run and score
-def run(method: str, questions: str, index: str, out: str) -> None:
-    """Answer every question with ``method`` over ``index``; one JSON line per question."""
-    from chronorag.evaluation import make_method
-
-    m = make_method(method, index)
-    rows = [json.loads(line) for line in open(questions)]
-    with open(out, "w") as fh:
-        for q in rows:
-            t0 = time.perf_counter()
-            try:
-                p = m({"question": q["question"], "answers": q["answers"] or ["-"]})
-                answers, abst, reason = list(p.answers), bool(getattr(p, "abstained", False)), getattr(p, "reason", "")
-                err = None
-            except Exception as exc:  # noqa: BLE001 - an error is an abstention with its message
-                answers, abst, reason, err = [], True, "", f"{type(exc).__name__}: {exc}"
-            fh.write(json.dumps({**q, "method": method, "predicted": answers[:5], "abstained": abst or not answers,
-                                 "reason": reason or err or "",
-                                 "latency_ms": round((time.perf_counter() - t0) * 1e3, 2)}) + "\n")
-
-
-def outcome(r: dict[str, Any]) -> str:
-    """``correct``, ``abstained`` or ``wrong`` (an answer to an unanswerable question is wrong)."""
-    from chronorag.metrics import normalize_answer
-
-    gold = r["answers"]
-    if r["abstained"]:
-        return "correct" if gold is None else "abstained"
-    if gold is None:
-        return "wrong"
-    return "correct" if normalize_answer(r["predicted"][0]) in {normalize_answer(g) for g in gold} else "wrong"
-
-
 def score(paths: list[str], split: str | None = None, by: str = "category") -> None:
     table: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for p in paths:
@@ -607,20 +576,7 @@ def score(paths: list[str], split: str | None = None, by: str = "category") -> N
             o = outcome(r)
             for cat in (r[by], "ALL"):
                 table[(label, cat)][o] += 1
-    cats = sorted({c for _, c in table}, key=lambda c: (c == "ALL", c))
-    labels = list(dict.fromkeys(lab for lab, _ in table))
-    print("| " + by + " | n | " + " | ".join(f"{lab} ok / abst / wrong" for lab in labels) + " |")
-    print("|---|---|" + "---|" * len(labels))
-    for c in cats:
-        n = sum(table[(labels[0], c)].values())
-        print(f"| {c} | {n} | " + " | ".join(
-            f"{table[(lab, c)]['correct']} / {table[(lab, c)]['abstained']} / {table[(lab, c)]['wrong']}"
-            for lab in labels) + " |")
-    for lab in labels:
-        t = table[(lab, "ALL")]
-        n = sum(t.values())
-        print(f"{lab}: n={n} correct {t['correct'] / n:.1%} abstained {t['abstained'] / n:.1%} "
-              f"confidently wrong {t['wrong'] / n:.1%}", file=sys.stderr)
+    print_table(table, by)
 
 
 def main() -> None:
