@@ -246,16 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         if not _INTERRUPTED:
             raise
-        # a library turned the Ctrl-C into another error: report the interruption
-        print("chronorag: interrupted; any index or output file being written was left as it was "
-              "before this run", file=sys.stderr)
-        return 130
+        return _interrupted("chronorag")  # a library turned the Ctrl-C into another error
     except KeyboardInterrupt:  # while parsing or importing, before a command ran
         if in_main and _CONSOLE:  # a second Ctrl-C while reporting: just leave
             signal.signal(signal.SIGINT, _exit_130)
-        print("chronorag: interrupted; any index or output file being written was left as it was "
-              "before this run", file=sys.stderr)
-        return 130
+        return _interrupted("chronorag")
     finally:
         if in_main:
             signal.signal(signal.SIGINT, _exit_130 if _CONSOLE else (previous or signal.default_int_handler))
@@ -273,19 +268,22 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print(f"chronorag {args.command}: interrupted; any index or output file being written was left "
-              "as it was before this run", file=sys.stderr)
-        return 130
+        return _interrupted(f"chronorag {args.command}")
     except Exception as exc:
         if _INTERRUPTED:  # a library turned the Ctrl-C into another error
-            print(f"chronorag {args.command}: interrupted; any index or output file being written was "
-                  "left as it was before this run", file=sys.stderr)
-            return 130
+            return _interrupted(f"chronorag {args.command}")
         message = _expected_message(exc)
         if message is None:  # a bug: keep its traceback
             raise
         print(f"chronorag {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _interrupted(who: str) -> int:
+    """Say that the run was interrupted and nothing it was writing changed; return 130."""
+    print(f"{who}: interrupted; any index or output file being written was left as it was before this run",
+          file=sys.stderr)
+    return 130
 
 
 def _expected_message(exc: Exception) -> str | None:
