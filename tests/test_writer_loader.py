@@ -644,28 +644,41 @@ def test_report_checks_run_file_field_types_with_file_and_line(tmp_path, capsys,
 
 
 # ------------------------------------------------------------------ Ctrl-C and serve_vllm.sh
-def test_a_ctrl_c_that_a_library_turns_into_another_error_is_reported_as_interrupted(monkeypatch, capsys):
+_LIBRARY_TURNS_CTRL_C = """
+import os, signal, sys, time
+import chronorag.cli as cli
+from chronorag.errors import missing_extra
+
+def interrupted_import(args):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises KeyboardInterrupt here
+    except KeyboardInterrupt:
+        raise missing_extra("onnxruntime", "onnx") from ImportError("initialization failed")
+    raise AssertionError("no SIGINT arrived")
+
+def plain_missing_extra(args):
+    raise missing_extra("onnxruntime", "onnx")
+
+cli._cmd_ingest = interrupted_import if sys.argv[1] == "ctrl-c" else plain_missing_extra
+print("rc", cli.main(["-q", "ingest", "events.tsv", "--out", "unused"]))
+"""
+
+
+@pytest.mark.parametrize("case,rc,says,not_says", [
+    ("ctrl-c", 130, "interrupted", "not installed"),
+    ("plain", 2, "not installed", "interrupted"),
+])
+def test_a_ctrl_c_that_a_library_turns_into_another_error_is_reported_as_interrupted(tmp_path, case, rc, says,
+                                                                                     not_says):
     """pybind11 extensions (onnxruntime) interrupted while they import raise ImportError,
-    which chronorag reports as a missing extra: after a Ctrl-C it is the interruption (130)."""
-    import chronorag.cli as cli
-    from chronorag.errors import missing_extra
-
-    def interrupted_import(args):
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)  # the handler raises KeyboardInterrupt here
-        except KeyboardInterrupt:
-            raise missing_extra("onnxruntime", "onnx") from ImportError("initialization failed")
-        raise AssertionError("no SIGINT arrived")
-
-    monkeypatch.setattr(cli, "_cmd_ingest", interrupted_import)
-    assert cli.main(["-q", "ingest", str(EVENTS), "--out", "unused"]) == 130
-    err = capsys.readouterr().err
-    assert "interrupted" in err and "not installed" not in err
-    # without a Ctrl-C the same error is the missing extra (exit 2)
-    monkeypatch.setattr(cli, "_cmd_ingest", lambda args: (_ for _ in ()).throw(missing_extra("onnxruntime", "onnx")))
-    assert cli.main(["-q", "ingest", str(EVENTS), "--out", "unused"]) == 2
-    assert "not installed" in capsys.readouterr().err
+    which chronorag reports as a missing extra: after a Ctrl-C it is the interruption (130);
+    without one, the same error is the missing extra (2). In a subprocess, so that the
+    test's own SIGINT never reaches the test runner."""
+    r = subprocess.run([sys.executable, "-c", _LIBRARY_TURNS_CTRL_C, case], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": SRC})
+    assert r.stdout.strip().splitlines()[-1] == f"rc {rc}", (r.stdout, r.stderr)
+    assert says in r.stderr and not_says not in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_ctrl_c_at_any_moment_exits_130(tmp_path):
