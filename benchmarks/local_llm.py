@@ -6,7 +6,15 @@ week of NYC weather records; stop the server. Per method it reports the completi
 that finished without an error), fallbacks per question by kind, p50 latency, tokens per question
 and the reference-match rate. A 135M/270M model measures the plumbing, not the method.
 
-    python benchmarks/local_llm.py --models smollm2,gemma3-270m --kg-irag-n 20 \\
+With ``--eval-n N`` it also runs each method on the first N dev questions of its benchmark
+through the same server (``run_eval``, the runner behind ``chronorag eval``): STAR-RAG and the
+TempTool agent on MultiTQ dev over ``--multitq-index``, T-GRAG on Time-LongQA dev over
+``--tgrag-index``, ToPG Local on 2Wiki dev over ``--topg-index``; KG-iRAG on ``--kg-irag-n``
+generated questions. Accuracy is Hits@1 (MultiTQ), exact match and token F1 (free-text
+answers) or exact answers (KG-iRAG).
+
+    python benchmarks/local_llm.py --models smollm2,gemma3-270m --kg-irag-n 50 --eval-n 50 \\
+        --multitq-index ICEWS0515_DIR --tgrag-index AUDI_DIR --topg-index 2WIKI_DIR \\
         --out benchmarks/results/local_llm.json
 """
 
@@ -74,6 +82,49 @@ def _kg_irag(cfg, n: int) -> dict:
             "llm_calls_per_question": round(s["calls"] / n, 1), "reference_match": round(correct / n, 2)}
 
 
+_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+_DEV = {  # method -> (index option, dev questions)
+    "star-rag": ("multitq_index", _DATA / "multitq" / "test_gold_dev.jsonl"),
+    "temptool": ("multitq_index", _DATA / "multitq" / "test_gold_dev.jsonl"),
+    "t-grag": ("tgrag_index", _DATA / "time-longqa" / "qa_dev.jsonl"),
+    "topg": ("topg_index", _DATA / "2wiki" / "questions_dev.jsonl"),
+}
+_REGISTERED = {"star-rag": "star-rag", "temptool": "tools", "t-grag": "t-grag", "topg": "topg-local"}
+
+
+def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, deadline: float) -> dict:
+    """``name``'s LLM path on the first ``n`` dev questions through the server at ``url``."""
+    from chronorag.evaluation import load_questions, make_method, run_eval
+    from chronorag.evaluation.runfile import load_run
+    from chronorag.integrations.llm import fallbacks
+
+    qs = load_questions(questions, limit=n)
+    for q in qs:  # 2Wiki's evidence is triples, not texts: not scored here
+        if q.get("evidence") and not all(isinstance(e, str) for e in q["evidence"]):
+            q.pop("evidence")
+    opts = {"deadline_s": deadline} if name == "temptool" else {}
+    method = make_method(_REGISTERED[name], index_dir, llm_url=url, **opts)
+    before = len(fallbacks.records)
+    out = Path(tempfile.mkdtemp(prefix="bench-llm-")) / f"{name}.jsonl"
+    m = run_eval(method, qs, out_path=out, progress=False)
+    counts: dict[str, int] = {}
+    for _q, kind, _d in fallbacks.records[before:]:
+        counts[kind] = counts.get(kind, 0) + 1
+    rows = load_run(out)[1]
+    toks = [r["tokens"] for r in rows if isinstance(r.get("tokens"), dict)]
+    calls = sum(int(t.get("calls", 0)) for t in toks)
+    total = sum(int(t.get("total_tokens", 0)) for t in toks)
+    k = m["n"]
+    return {"method": f"{name} ({k} dev questions)", "questions": k, "completed": k - m["errors"],
+            "completion_rate": round((k - m["errors"]) / k, 2),
+            "error": next((r["error"][:200] for r in rows if r.get("error")), None),
+            "fallbacks_per_question": {kd: round(v / k, 2) for kd, v in sorted(counts.items())},
+            "p50_latency_s": round(m["latency_ms_p50"] / 1000, 2),
+            "tokens_per_question": round(total / k, 1), "llm_calls_per_question": round(calls / k, 1),
+            "abstained": m["abstained"], "hits@1": m["hits@1"], "em": m["em"], "f1": m["f1"],
+            "run_file": str(out)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="smollm2,gemma3-270m")
@@ -84,7 +135,16 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=900.0, help="TempTool: seconds per question")
     ap.add_argument("--methods", default=None, help="demo methods (default: all five)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--eval-n", type=int, default=0, help="dev questions per method (0: none)")
+    ap.add_argument("--multitq-index", default=None, help="ICEWS05-15 index (STAR-RAG, TempTool)")
+    ap.add_argument("--tgrag-index", default=None, help="T-GRAG index of the Audi reports")
+    ap.add_argument("--topg-index", default=None, help="ToPG index of the 2Wiki corpus")
+    ap.add_argument("--skip-demo", action="store_true", help="only the dev-question runs")
     a = ap.parse_args()
+    if a.eval_n:
+        missing = [f"--{opt.replace('_', '-')}" for opt, _q in _DEV.values() if not getattr(a, opt)]
+        if missing:
+            ap.error(f"--eval-n needs {', '.join(sorted(set(missing)))}")
     from chronorag.cli import main as cli
     from chronorag.integrations.local_llm import LocalLLMServer
 
@@ -93,16 +153,27 @@ def main() -> int:
         load0 = os.getloadavg()[0]
         with LocalLLMServer(model=model, threads=a.threads) as srv:
             os.environ.update(CHRONORAG_API_KEY=srv.api_key, CHRONORAG_MODEL=model,
-                              CHRONORAG_STRUCTURED_OUTPUT="json_object")
+                              CHRONORAG_STRUCTURED_OUTPUT="json_object", CHRONORAG_MAX_TOKENS="256",
+                              CHRONORAG_TIMEOUT=str(a.llm_timeout))
             buf = io.StringIO()
             t0 = time.perf_counter()
-            with contextlib.redirect_stdout(buf):
-                code = cli(["-q", "demo", "--out", tempfile.mkdtemp(prefix="bench-demo-"), "--encoder", "static",
-                            "--llm-url", srv.base_url, "--max-tokens", "256",
-                            "--llm-timeout", str(a.llm_timeout), "--deadline", str(a.deadline)]
-                           + (["--methods", a.methods] if a.methods else []))
-            demo = json.loads(buf.getvalue().strip().splitlines()[-1])["methods"]
-            rows = [_summary(k, v) for k, v in demo.items()]
+            code, rows = None, []
+            if not a.skip_demo:
+                with contextlib.redirect_stdout(buf):
+                    code = cli(["-q", "demo", "--out", tempfile.mkdtemp(prefix="bench-demo-"), "--encoder", "static",
+                                "--llm-url", srv.base_url, "--max-tokens", "256",
+                                "--llm-timeout", str(a.llm_timeout), "--deadline", str(a.deadline)]
+                               + (["--methods", a.methods] if a.methods else []))
+                demo = json.loads(buf.getvalue().strip().splitlines()[-1])["methods"]
+                rows = [_summary(k, v) for k, v in demo.items()]
+            if a.eval_n:
+                for name, (opt, questions) in _DEV.items():
+                    if a.methods and name not in a.methods.split(","):
+                        continue
+                    t1 = time.perf_counter()
+                    rows.append(_dev_eval(name, getattr(a, opt), questions, a.eval_n, srv.base_url, a.deadline))
+                    rows[-1]["wall_s"] = round(time.perf_counter() - t1, 1)
+                    print(json.dumps({model: rows[-1]}), file=sys.stderr, flush=True)
             if a.kg_irag_n:
                 rows.append(_kg_irag(srv.config(max_tokens=256, timeout=a.llm_timeout), a.kg_irag_n))
             results["models"][model] = {"server_startup_s": round(srv.startup_s or 0, 1), "demo_exit_code": code,

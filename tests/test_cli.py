@@ -89,5 +89,6 @@ def test_star_rag_and_tools_from_cli(tmp_path, capsys):
     qs.write_text(json.dumps({"quid": 1, "question": "Before Germany, who did the ECB criticize last?",
                               "answers": ["Romania"], "qtype": "before_last"}) + "\n")
     for method in ("star-rag", "tools"):
-        assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", method]) == 0
+        assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", method,
+                     "--out", str(tmp_path / f"{method}.jsonl")]) == 0
         assert _last_json(capsys.readouterr().out)["hits@1"] == 1.0, method

@@ -461,7 +461,8 @@ def test_cli_generate_ask_eval_on_a_user_spec(records_csv, tmp_path, capsys):
     assert gen["questions"] == 24 and gen["kg"]["load_report"]["skipped"] == {"bad_time": 1, "missing_place": 1}
     rows = [json.loads(x) for x in qf.read_text().splitlines()]
     assert {"id", "type", "question", "answer", "place", "anchor", "duration", "horizon", "evidence"} <= set(rows[0])
-    assert main(["-q", "eval", "kg-irag", str(qf), *src, "--method", "limited"]) == 0
+    assert main(["-q", "eval", "kg-irag", str(qf), *src, "--method", "limited",
+                 "--out", str(qf.with_name("limited-run.jsonl"))]) == 0
     m = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for k in ("accuracy", "em", "f1", "hit_rate", "hallucination_rate", "iterations_mean", "evidence_facts_mean"):
         assert k in m and k in m["by_type"]["q1"]

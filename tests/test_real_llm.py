@@ -353,7 +353,8 @@ def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders(
     from chronorag.workflows.topg.search import _questions_schema, _usable
 
     sch = _questions_schema(3)
-    assert sch["properties"]["questions"] == {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    assert sch["properties"]["questions"] == {"type": "array", "items": {"type": "string", "maxLength": 200},
+                                              "maxItems": 3}
     assert sch["required"] == ["questions"]
     for echoed in ("<short answer>", "...", "  ", ""):
         with pytest.raises(LLMError, match="placeholder"):

@@ -118,6 +118,46 @@ def test_llm_generation_over_http(tgrag_index):
     assert "-> Markus Duesmann" in prompts[3]
 
 
+def test_a_prompt_over_the_models_context_window_is_retried_cut_to_the_budget(tgrag_index):
+    """What SmolLM2's 4,096-token window did to T-GRAG on the Audi reports (whole 1,000-token texts)."""
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import fallbacks, query_scope
+    from chronorag.retrievers.tgrag.answer import SUBANSWER_PROMPT
+
+    idx = TGragIndex.load(tgrag_index.path)
+    q = "How many cars did Audi deliver in 2022?"
+    cfg_probe = TGragRetriever(idx, decompose="rules", context_tokens=60)
+    _, results = cfg_probe.retrieve_chunks(q)
+    assert len(results) == 1
+    whole, cut = cfg_probe.build_context(results), cfg_probe.build_context(results, scope="all")
+    assert cut["scope"] == "all" and sum(map(len, cut["texts"])) < sum(map(len, whole["texts"]))
+
+    def prompt_len(ctx):
+        return len(SUBANSWER_PROMPT.format(period=results[0].sub.period or "all periods", graph=ctx["graph"],
+                                           texts="\n\n".join(ctx["texts"]), question=results[0].sub.question))
+
+    window = prompt_len(cut)  # characters standing in for the model's window
+    overflow = {"status": 400, "body": {"error": {
+        "message": "This model's maximum context length is 4096 tokens. However, you requested 6952 tokens.",
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}}
+
+    def server(req):
+        return overflow if len(req["messages"][0]["content"]) > window else "1,614,231 cars"
+
+    with ScriptedOpenAIServer([server] * 4) as srv, query_scope("tg-overflow"):
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        out = answer_tgrag(TGragRetriever(idx, decompose="rules", context_tokens=60, llm=cfg), q, llm=cfg)
+        sent = [len(r["messages"][0]["content"]) for r in srv.requests]
+    assert out["answer"] == "1,614,231 cars"
+    assert sent == [prompt_len(whole), prompt_len(cut)] and sent[0] > window
+    assert out["evidence"] == cut["texts"]  # the texts the answer was read from, as cut
+    assert fallbacks.counts("tg-overflow") == {"tgrag.context_cut": 1}
+
+    with ScriptedOpenAIServer([overflow] * 4) as srv, pytest.raises(LLMError, match="context_tokens=60"):
+        cfg = LLMConfig(base_url=srv.base_url, max_retries=0)
+        answer_tgrag(TGragRetriever(idx, decompose="rules", context_tokens=60, llm=cfg), q, llm=cfg)
+
+
 def test_llm_extractor_over_http(tmp_path):
     replies = ["ENTITY|Audi|ORG|Audi delivered 1,614,231 cars in 2022.\nbad record\n"
                "RELATION|Audi|Sauber|Audi enters Formula 1 with Sauber.|9"] * 5
@@ -135,7 +175,8 @@ def test_cli_tgrag(tmp_path, capsys):
     meta = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert meta["periods"] == ["2019", "2022"] and meta["extractor"] == "SpacyExtractor"
     for method in ("t-grag", "vanilla"):
-        assert main(["-q", "eval", "time-longqa", str(out), str(FIXTURES / "tgrag_qa.jsonl"), "--method", method]) == 0
+        assert main(["-q", "eval", "time-longqa", str(out), str(FIXTURES / "tgrag_qa.jsonl"), "--method", method,
+                     "--out", str(tmp_path / f"{method}.jsonl")]) == 0
         m = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert "evidence_recall@5" in m and m["n"] == 2
         if method == "t-grag":

@@ -256,6 +256,15 @@ def test_llm_local_select_eval_with_think_and_malformed(topg_dir):
         with query_scope("llm-q1"):
             out = gr.invoke({"question": "Where was the director of the film Blue Harbor born?"})
         assert len(srv.requests) == 4
+        # each Select's number list is capped at its candidate count, Eval's answer at 200 characters,
+        # so a grammar-constrained server ends the reply there (a small model otherwise runs to max_tokens)
+        sel = srv.requests[0]
+        keep = sel["response_format"]["json_schema"]["schema"]["properties"]["keep"]
+        facts = [ln for ln in sel["messages"][-1]["content"].split("Candidate facts:\n")[1].splitlines()
+                 if ln[:1].isdigit()]
+        assert keep["items"] == {"type": "integer"} and keep["maxItems"] == len(facts) >= 2
+        ev = srv.requests[3]["response_format"]["json_schema"]["schema"]["properties"]["answer"]
+        assert ev == {"type": "string", "maxLength": 200}
     assert out["answer"] == "Zagreb"
     assert out["info"]["answered_by"] == "eval"
     assert fallbacks.counts("llm-q1").get("topg.select") == 1
@@ -358,7 +367,8 @@ def test_cli_index_ask_and_eval_2wiki(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert "no-LLM" in res["mode"] and res["abstained"] in (True, False) and "reason" in res
     for method in ("dense-passages", "topg-naive", "topg-local"):
-        assert main(["-q", "eval", "2wiki", str(out), str(QUESTIONS), "--method", method]) == 0
+        assert main(["-q", "eval", "2wiki", str(out), str(QUESTIONS), "--method", method,
+                     "--out", str(tmp_path / f"{method}.jsonl")]) == 0
         m = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert {"passage_recall@2", "passage_recall@5", "answer_in_context", "by_type"} <= set(m)
         assert set(m["by_type"]) == {"comparison", "compositional"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from chronorag.retrievers.tgrag.retriever import TGragRetriever
+from chronorag.errors import LLMError
+from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
 
@@ -27,6 +29,42 @@ Original question: {question}
 Write the final answer, combining the parts and keeping every number and period exact."""
 
 
+#: how OpenAI, vLLM and llama.cpp servers word a prompt longer than the model's window
+_OVERFLOW = re.compile(r"context (?:length|size|window)|context_length_exceeded|exceeds the available context",
+                       re.IGNORECASE)
+
+
+def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple[dict[str, Any], str]:
+    """One sub-question's context and answer. A prompt over the model's context window is
+    retried once with the whole context (graph lines and source texts) cut to the token
+    budget, counted as the ``tgrag.context_cut`` fallback; a second overflow is an
+    :class:`LLMError` naming the budget to lower."""
+    from chronorag.integrations.llm import record_fallback
+
+    def ask(ctx: dict[str, Any]) -> str:
+        prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
+                                         texts="\n\n".join(ctx["texts"]), question=r.sub.question)
+        return str(chat.complete([{"role": "user", "content": prompt}])).strip()
+
+    ctx = retriever.build_context([r])
+    try:
+        return ctx, ask(ctx)
+    except LLMError as exc:
+        if ctx["scope"] == "all" or not _OVERFLOW.search(str(exc)):
+            raise
+        record_fallback("tgrag.context_cut", f"the prompt exceeded the model's context window; retried with the "
+                        f"whole context cut to {retriever.context_tokens} tokens ({str(exc)[:200]})")
+    ctx = retriever.build_context([r], scope="all")
+    try:
+        return ctx, ask(ctx)
+    except LLMError as exc:
+        if not _OVERFLOW.search(str(exc)):
+            raise
+        raise LLMError(f"T-GRAG: the sub-question prompt does not fit the model's context window even with its "
+                       f"whole context cut to context_tokens={retriever.context_tokens}; build the retriever with "
+                       f"a smaller context_tokens, or serve the model with a larger window ({str(exc)[:200]})") from exc
+
+
 def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                  time_filter: Any = None) -> dict[str, Any]:
     """Retrieve and answer (Eq. 8).
@@ -34,7 +72,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     With an LLM (``llm=``, else the retriever's, else LlamaIndex ``Settings.llm``; any
     object :func:`~chronorag.integrations.llm.resolve_llm` accepts): one answer per
     sub-question from ``K_valid`` + ``R_valid`` + ``D_valid`` within the token budget,
-    then a synthesis when there are several. Without one: the best-matching knowledge
+    then a synthesis when there are several. A sub-question prompt longer than the model's
+    context window is retried once with everything cut to the budget (the
+    ``tgrag.context_cut`` fallback, counted). Without one: the best-matching knowledge
     unit per sub-question (an *extractive* answer, labelled as such in ``mode``).
 
     Returns
@@ -65,15 +105,12 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
     subs, evidence, used_ids = [], [], []
     for r in results:
-        ctx = retriever.build_context([r])
+        ctx, answer = _sub_answer(chat, retriever, r)
         for c, t in zip(ctx["chunk_ids"], ctx["texts"]):
             if c not in used_ids:
                 used_ids.append(c)
                 evidence.append(t)
-        prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
-                                         texts="\n\n".join(ctx["texts"]), question=r.sub.question)
-        subs.append({"period": r.sub.period, "question": r.sub.question,
-                     "answer": chat.complete([{"role": "user", "content": prompt}]).strip()})
+        subs.append({"period": r.sub.period, "question": r.sub.question, "answer": answer})
     if len(subs) == 1:
         final = str(subs[0]["answer"])
     elif not subs:

@@ -396,8 +396,15 @@ class TGragRetriever(TemporalRetriever):
                 out.append(f"[{kg.node_period[a]}] {kg.node_name[a]} -- {desc} -- {kg.node_name[b]}")
         return out
 
-    def build_context(self, results: list[_PeriodResult]) -> dict[str, Any]:
+    def build_context(self, results: list[_PeriodResult], *, scope: str | None = None) -> dict[str, Any]:
         """The generator's input (Eq. 8): ``K_valid``, ``R_valid`` and ``D_valid`` within the budget.
+
+        Parameters
+        ----------
+        results : list
+            Per-period retrieval results (:meth:`retrieve_chunks`).
+        scope : {"graph", "all"}, optional
+            What the budget covers, for this call only (default: ``budget_scope``).
 
         Returns
         -------
@@ -406,6 +413,9 @@ class TGragRetriever(TemporalRetriever):
             possibly cut), ``chunk_ids`` (of those texts), ``tokens`` (graph, texts) and
             ``scope``.
         """
+        scope = self.budget_scope if scope is None else scope
+        if scope not in ("graph", "all"):
+            raise ConfigError(f"scope must be 'graph' or 'all', got {scope!r}")
         kg = self._index.kg
         budget = self.context_tokens
         graph: list[str] = []
@@ -417,7 +427,7 @@ class TGragRetriever(TemporalRetriever):
             graph.append(line)
             used_graph += cost
         texts, ids, used_texts = [], [], 0
-        room = budget - used_graph if self.budget_scope == "all" else None
+        room = budget - used_graph if scope == "all" else None
         for r in results:
             for c in r.chunk_ids:
                 if c in ids:
@@ -431,7 +441,7 @@ class TGragRetriever(TemporalRetriever):
                 ids.append(c)
                 used_texts += count_tokens(t)
         return {"graph": "\n".join(graph), "texts": texts, "chunk_ids": ids,
-                "tokens": {"graph": used_graph, "texts": used_texts}, "scope": self.budget_scope}
+                "tokens": {"graph": used_graph, "texts": used_texts}, "scope": scope}
 
     def graph_context(self, results: list[_PeriodResult]) -> str:
         """``K_valid`` and ``R_valid`` lines within the token budget."""

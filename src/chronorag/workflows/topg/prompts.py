@@ -81,9 +81,15 @@ EVAL_USER = (
     'If the facts answer the question reply {{"sufficient": true, "answer": "<short answer>"}}; '
     'otherwise reply {{"sufficient": false, "answer": ""}}.'
 )
+#: longest short answer Eval may give; the grammar of a constrained server ends the string there
+EVAL_ANSWER_MAX_CHARS = 200
+#: longest follow-up question NextQ may write
+QUESTION_MAX_CHARS = 200
+
 EVAL_SCHEMA = {
     "type": "object",
-    "properties": {"sufficient": {"type": "boolean"}, "answer": {"type": "string"}},
+    "properties": {"sufficient": {"type": "boolean"},
+                   "answer": {"type": "string", "maxLength": EVAL_ANSWER_MAX_CHARS}},
     "required": ["sufficient", "answer"],
 }
 

@@ -111,7 +111,17 @@ def _questions_schema(n: int) -> dict[str, Any]:
     letting a small model write questions until ``max_tokens`` cuts the JSON.
     """
     return {**P.QUESTIONS_SCHEMA, "properties": {"questions": {
-        "type": "array", "items": {"type": "string"}, "maxItems": max(1, n)}}}
+        "type": "array", "items": {"type": "string", "maxLength": P.QUESTION_MAX_CHARS}, "maxItems": max(1, n)}}}
+
+
+def _select_schema(n: int) -> dict[str, Any]:
+    """:data:`~chronorag.workflows.topg.prompts.SELECT_SCHEMA` with at most ``n`` numbers.
+
+    One number per candidate fact at most: a constrained server ends the list there
+    (SmolLM2 otherwise counted upwards until ``max_tokens`` cut the reply).
+    """
+    return {**P.SELECT_SCHEMA, "properties": {"keep": {
+        "type": "array", "items": {"type": "integer"}, "maxItems": max(1, n)}}}
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
@@ -243,7 +253,7 @@ def select(index: TopgIndex, llm: ChatLLM | None, query: str, qvec: np.ndarray, 
         reply = llm.complete_json([{"role": "system", "content": P.SELECT_SYSTEM},
                                    {"role": "user", "content": P.SELECT_USER.format(
                                        question=query, facts=_facts(index, cand))}],
-                                  schema=P.SELECT_SCHEMA, name="select")
+                                  schema=_select_schema(len(cand)), name="select")
         keep = reply.get("keep") if isinstance(reply, dict) else reply
         if not isinstance(keep, list):
             raise LLMError(f"select reply has no 'keep' list: {str(reply)[:200]}")
