@@ -6,7 +6,7 @@ week of NYC weather records; stop the server. Per method it reports the completi
 that finished without an error), fallbacks per question by kind, p50 latency, tokens per question
 and the reference-match rate. A 135M/270M model measures the plumbing, not the method.
 
-With ``--eval-n N`` it also runs each method on the first N dev questions of its benchmark
+With ``--eval-n N`` (or ``method=N,...``) it also runs each method on the first N dev questions of its benchmark
 through the same server (``run_eval``, the runner behind ``chronorag eval``): STAR-RAG and the
 TempTool agent on MultiTQ dev over ``--multitq-index``, T-GRAG on Time-LongQA dev over
 ``--tgrag-index``, ToPG Local on 2Wiki dev over ``--topg-index``; KG-iRAG on ``--kg-irag-n``
@@ -125,6 +125,21 @@ def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, dead
             "run_file": str(out)}
 
 
+def _eval_n(text: str) -> dict[str, int]:
+    """``--eval-n``: ``"50"`` (every method) or ``"star-rag=20,topg=5"``."""
+    try:
+        if text.strip().isdigit():
+            return dict.fromkeys(_DEV, int(text))
+        pairs = dict(p.split("=", 1) for p in text.split(","))
+        out = {k.strip(): int(v) for k, v in pairs.items()}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or method=N,..., got {text!r}") from None
+    bad = sorted(set(out) - set(_DEV))
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown method(s) {bad}; known: {sorted(_DEV)}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="smollm2,gemma3-270m")
@@ -135,14 +150,16 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=900.0, help="TempTool: seconds per question")
     ap.add_argument("--methods", default=None, help="demo methods (default: all five)")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--eval-n", type=int, default=0, help="dev questions per method (0: none)")
+    ap.add_argument("--eval-n", type=_eval_n, default={},
+                    help="dev questions per method: N for every method, or e.g. star-rag=20,topg=5 (default: none)")
     ap.add_argument("--multitq-index", default=None, help="ICEWS05-15 index (STAR-RAG, TempTool)")
     ap.add_argument("--tgrag-index", default=None, help="T-GRAG index of the Audi reports")
     ap.add_argument("--topg-index", default=None, help="ToPG index of the 2Wiki corpus")
     ap.add_argument("--skip-demo", action="store_true", help="only the dev-question runs")
     a = ap.parse_args()
     if a.eval_n:
-        missing = [f"--{opt.replace('_', '-')}" for opt, _q in _DEV.values() if not getattr(a, opt)]
+        missing = [f"--{opt.replace('_', '-')}" for name, (opt, _q) in _DEV.items()
+                   if a.eval_n.get(name) and not getattr(a, opt)]
         if missing:
             ap.error(f"--eval-n needs {', '.join(sorted(set(missing)))}")
     from chronorag.cli import main as cli
@@ -168,10 +185,11 @@ def main() -> int:
                 rows = [_summary(k, v) for k, v in demo.items()]
             if a.eval_n:
                 for name, (opt, questions) in _DEV.items():
-                    if a.methods and name not in a.methods.split(","):
+                    if not a.eval_n.get(name) or (a.methods and name not in a.methods.split(",")):
                         continue
                     t1 = time.perf_counter()
-                    rows.append(_dev_eval(name, getattr(a, opt), questions, a.eval_n, srv.base_url, a.deadline))
+                    rows.append(_dev_eval(name, getattr(a, opt), questions, a.eval_n[name], srv.base_url,
+                                          a.deadline))
                     rows[-1]["wall_s"] = round(time.perf_counter() - t1, 1)
                     print(json.dumps({model: rows[-1]}), file=sys.stderr, flush=True)
             if a.kg_irag_n:
