@@ -113,6 +113,26 @@ def test_native_model_that_never_stops_calling_tools(ecb_index):
     assert "limit" in last_prompt["messages"][-1]["content"]
 
 
+OVERFLOW = {"status": 400, "body": {"error": {
+    "message": "This model's maximum context length is 4096 tokens. However, you requested 4410 tokens.",
+    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}}
+
+
+@pytest.mark.parametrize("protocol", ["native", "tagged"])
+def test_tool_results_that_outgrow_the_models_window_end_in_a_counted_stop(ecb_index, protocol):
+    """SmolLM2's 4,096-token window filled up after a few tool results on MultiTQ (2 of 10 questions)."""
+    call = ({"tool_calls": [{"name": "Get_tail_entity", "arguments": TAIL_BEFORE}]} if protocol == "native"
+            else "<tool_call>\n" + json.dumps({"name": "Get_tail_entity", "arguments": TAIL_BEFORE}) + "\n</tool_call>")
+    with ScriptedOpenAIServer([call, OVERFLOW]) as srv, query_scope(f"overflow-{protocol}"):
+        out = build_graph(str(ecb_index.path), llm=_cfg(srv), protocol=protocol).invoke({"question": Q})
+    assert out["answers"] == [] and out["stopped"] == "context_window" and out["tool_calls"] == 1
+    assert "after 1 tool calls" in out["note"] and "4096" in out["note"]
+    assert fallbacks.counts(f"overflow-{protocol}") == {"temptool.context_overflow": 1}
+    # a question that does not fit at all is an error naming the agent, not a stop
+    with ScriptedOpenAIServer([OVERFLOW]) as srv, pytest.raises(LLMError, match="TempTool agent.*context length"):
+        build_graph(str(ecb_index.path), llm=_cfg(srv), protocol=protocol).invoke({"question": Q})
+
+
 # ------------------------------------------------------------------------ tagged protocol
 def test_tagged_garbled_unknown_then_corrected(ecb_index):
     script = [

@@ -6,7 +6,13 @@
 """
 
 from chronorag.integrations.llm.chat import ChatLLM, LLMLike, resolve_llm
-from chronorag.integrations.llm.config import LLMConfig, chat, clean_reply, strip_reasoning
+from chronorag.integrations.llm.config import (
+    LLMConfig,
+    chat,
+    clean_reply,
+    is_context_overflow,
+    strip_reasoning,
+)
 from chronorag.integrations.llm.ledger import (
     CallRecord,
     FallbackLog,
@@ -26,6 +32,7 @@ __all__ = [
     "chat",
     "clean_reply",
     "fallbacks",
+    "is_context_overflow",
     "query_scope",
     "record_fallback",
     "resolve_llm",

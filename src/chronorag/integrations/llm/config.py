@@ -306,6 +306,26 @@ def _rejects_json_schema(config: LLMConfig, params: dict[str, Any], exc: Excepti
     return status == 500 and "response_format" in text and "json_object" in text
 
 
+#: how OpenAI, vLLM and llama.cpp servers word a prompt longer than the model's window
+_OVERFLOW_WORDING = ("context length", "context_length_exceeded", "context size", "context window",
+                     "exceeds the available context")
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """True when ``exc`` (any error from an LLM call) says the prompt exceeded the model's
+    context window, in OpenAI's, vLLM's or llama.cpp's wording.
+
+    Examples
+    --------
+    >>> is_context_overflow(RuntimeError("This model's maximum context length is 4096 tokens."))
+    True
+    >>> is_context_overflow(RuntimeError("connection refused"))
+    False
+    """
+    text = str(exc).lower()
+    return any(w in text for w in _OVERFLOW_WORDING)
+
+
 # ---------------------------------------------------------------------------
 # One adapter for every LLM object a user may hand chronorag
 # ---------------------------------------------------------------------------

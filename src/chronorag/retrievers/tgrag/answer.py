@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from chronorag.errors import LLMError
@@ -29,17 +28,12 @@ Original question: {question}
 Write the final answer, combining the parts and keeping every number and period exact."""
 
 
-#: how OpenAI, vLLM and llama.cpp servers word a prompt longer than the model's window
-_OVERFLOW = re.compile(r"context (?:length|size|window)|context_length_exceeded|exceeds the available context",
-                       re.IGNORECASE)
-
-
 def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple[dict[str, Any], str]:
     """One sub-question's context and answer. A prompt over the model's context window is
     retried once with the whole context (graph lines and source texts) cut to the token
     budget, counted as the ``tgrag.context_cut`` fallback; a second overflow is an
     :class:`LLMError` naming the budget to lower."""
-    from chronorag.integrations.llm import record_fallback
+    from chronorag.integrations.llm import is_context_overflow, record_fallback
 
     def ask(ctx: dict[str, Any]) -> str:
         prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
@@ -50,7 +44,7 @@ def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple
     try:
         return ctx, ask(ctx)
     except LLMError as exc:
-        if ctx["scope"] == "all" or not _OVERFLOW.search(str(exc)):
+        if ctx["scope"] == "all" or not is_context_overflow(exc):
             raise
         record_fallback("tgrag.context_cut", f"the prompt exceeded the model's context window; retried with the "
                         f"whole context cut to {retriever.context_tokens} tokens ({str(exc)[:200]})")
@@ -58,7 +52,7 @@ def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple
     try:
         return ctx, ask(ctx)
     except LLMError as exc:
-        if not _OVERFLOW.search(str(exc)):
+        if not is_context_overflow(exc):
             raise
         raise LLMError(f"T-GRAG: the sub-question prompt does not fit the model's context window even with its "
                        f"whole context cut to context_tokens={retriever.context_tokens}; build the retriever with "

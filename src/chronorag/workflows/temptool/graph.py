@@ -60,6 +60,7 @@ from chronorag.integrations.llm import (
     ChatLLM,
     LLMLike,
     clean_reply,
+    is_context_overflow,
     record_fallback,
     resolve_llm,
 )
@@ -241,9 +242,17 @@ def agent(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -
         return _planner_step(c, state["current"], run_msgs, used, budget)
     assert chat is not None
     _, _, lc_tools = _kit(c)
-    if mode == "native":
-        return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
-    return _tagged_step(chat, run_msgs, used, budget, remaining)
+    try:
+        if mode == "native":
+            return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
+        return _tagged_step(chat, run_msgs, used, budget, remaining)
+    except LLMError as exc:
+        if used == 0 or not is_context_overflow(exc):
+            raise  # the question alone does not fit, or another failure: a clean error naming the agent
+        # the tool results outgrew the model's window: stop and say so (counted), not an error row
+        record_fallback("temptool.context_overflow", str(exc)[:300])
+        return _stop("context_window", f"Stopped: after {used} tool calls the conversation no longer fits the "
+                                       f"model's context window; no answer. ({str(exc)[:200]})")
 
 def _stop(reason: str, text: str) -> dict[str, Any]:
     return {"answers": [], "stopped": reason, "note": text, "done": True,
