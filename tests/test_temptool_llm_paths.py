@@ -133,6 +133,42 @@ def test_tool_results_that_outgrow_the_models_window_end_in_a_counted_stop(ecb_i
         build_graph(str(ecb_index.path), llm=_cfg(srv), protocol=protocol).invoke({"question": Q})
 
 
+def _cut(text):
+    """A reply cut at max_tokens (``finish_reason: "length"``), as llama.cpp sends it."""
+    return {"body": {"id": "chatcmpl-cut", "object": "chat.completion", "created": 0, "model": "chronorag",
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                  "finish_reason": "length"}],
+                     "usage": {"prompt_tokens": 50, "completion_tokens": 256, "total_tokens": 306}}}
+
+
+CALL = {"tool_calls": [{"name": "Get_tail_entity", "arguments": TAIL_BEFORE}]}
+AS_TEXT = '{"tool": "Get_time", "arguments": {"head": "China", "rel": "USSBA-2005", "tail": "A/B/C"}}'
+
+
+@pytest.mark.parametrize("script, max_calls, reason, why", [
+    # SmolLM2 through llama.cpp on MultiTQ: every "answer" it gave was one of these
+    ([CALL, AS_TEXT], 8, "unusable_reply", "tool call as text"),
+    ([CALL, _cut('{"tool": "Get_time", "arguments": {"head": "Head, Rel, Tail, time: 2018-03-24 15')], 8,
+     "unusable_reply", "cut at max_tokens"),
+    ([CALL, CALL, AS_TEXT], 2, "max_tool_calls", "tool call as text"),  # the last turn, without tools
+])
+def test_a_final_reply_that_is_no_answer_is_not_returned_as_one(ecb_index, script, max_calls, reason, why):
+    with ScriptedOpenAIServer(script) as srv, query_scope(f"unusable-{reason}-{len(script)}-{why[:4]}"):
+        out = build_graph(str(ecb_index.path), llm=_cfg(srv), max_tool_calls=max_calls).invoke({"question": Q})
+    assert out["answers"] == [] and out["stopped"] == reason and why in out["note"]
+    assert fallbacks.counts(f"unusable-{reason}-{len(script)}-{why[:4]}") == {"temptool.unusable_reply": 1}
+
+
+def test_a_plain_answer_and_a_tagged_answer_are_still_answers(ecb_index):
+    with ScriptedOpenAIServer([CALL, "Romania"]) as srv:
+        assert build_graph(str(ecb_index.path), llm=_cfg(srv)).invoke({"question": Q})["answers"] == ["Romania"]
+    tagged = ["<tool_call>\n" + json.dumps({"name": "Get_tail_entity", "arguments": TAIL_BEFORE}) + "\n</tool_call>",
+              _cut("<response>Romania")]
+    with ScriptedOpenAIServer(tagged) as srv:
+        out = build_graph(str(ecb_index.path), llm=_cfg(srv), protocol="tagged").invoke({"question": Q})
+    assert out["answers"] == [] and "cut at max_tokens" in out["note"]
+
+
 # ------------------------------------------------------------------------ tagged protocol
 def test_tagged_garbled_unknown_then_corrected(ecb_index):
     script = [

@@ -42,6 +42,7 @@ exports; it reads the index directory from the context or ``CHRONORAG_INDEX_DIR`
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -312,6 +313,9 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
         reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
         text = clean_reply(str(reply.content or ""))
         answers = split_answers(text) if not (reply.tool_calls or reply.invalid_tool_calls) else []
+        why = _why_not_an_answer(reply, text) if answers else None
+        if why is not None:
+            return _unusable(why, text, "max_tool_calls", f" after reaching max_tool_calls={budget}")
         if not answers:
             return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
         return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
@@ -337,7 +341,29 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
                         id=reply.id, response_metadata=reply.response_metadata)
         return {"messages": [*prefix, msg], "tool_calls": used + len(calls) + len(invalid)}
     text = clean_reply(str(reply.content or ""))
+    why = _why_not_an_answer(reply, text)
+    if why is not None:
+        return _unusable(why, text)
     return {**_final(split_answers(text), text), "messages": [reply]}
+
+#: a reply that opens like a tool call written as text (what small models do on a turn without tools)
+_TOOL_CALL_TEXT = re.compile(r'^\s*(?:```(?:json)?\s*)?\{\s*"(?:tool|name|function|tool_name)"\s*:')
+
+
+def _why_not_an_answer(reply: AIMessage, text: str) -> str | None:
+    """Why a reply without tool calls cannot be taken as the answer, or ``None`` when it can."""
+    if (reply.response_metadata or {}).get("finish_reason") == "length":
+        return "the model's reply was cut at max_tokens"
+    if _TOOL_CALL_TEXT.match(text):
+        return "the model wrote a tool call as text where an answer was due"
+    return None
+
+
+def _unusable(why: str, text: str, reason: str = "unusable_reply", note: str = "") -> dict[str, Any]:
+    """Stop without answers: the final reply is not an answer (counted as ``temptool.unusable_reply``)."""
+    record_fallback("temptool.unusable_reply", f"{why}: {text[:200]}")
+    return _stop(reason, f"Stopped: {why}{note}; no answer. Its reply: {text[:200]!r}")
+
 
 def _abstain(first: str, second: str) -> dict[str, Any]:
     """Stop without answers: the model answered twice without consulting the KG (counted)."""
@@ -352,21 +378,25 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
     prompt = _tagged_messages(run_msgs)
     if used >= budget:
         prompt.append(HumanMessage(TAGGED_LIMIT_NOTE))
-    text = str(_invoke(model, prompt, chat).content or "")
+    first_reply = _invoke(model, prompt, chat)
+    text = str(first_reply.content or "")
     turn = parse_turn(text)
     wants_tools = bool(turn.tool_calls or turn.errors) and turn.calls_before_response
     if not wants_tools and used == 0 and used < budget and "<tool_call>" not in text:
         # an answer before any lookup is not grounded in the KG: remind once, then abstain
         first = clean_reply(turn.response if turn.response is not None else text)
         record_fallback("temptool.no_tool_call", first[:200])
-        text2 = str(_invoke(model, [*prompt, AIMessage(content=text), HumanMessage(TAGGED_NO_TOOL_NOTE)],
-                            chat).content or "")
+        second_reply = _invoke(model, [*prompt, AIMessage(content=text), HumanMessage(TAGGED_NO_TOOL_NOTE)], chat)
+        text2 = str(second_reply.content or "")
         turn2 = parse_turn(text2)
         if not (bool(turn2.tool_calls or turn2.errors) and turn2.calls_before_response):
             return _abstain(first, clean_reply(turn2.response if turn2.response is not None else text2))
-        text, turn, wants_tools = text2, turn2, True
+        text, turn, wants_tools, first_reply = text2, turn2, True, second_reply
     if used >= budget:
         answers = split_answers(turn.response) if turn.response is not None and not wants_tools else []
+        why = _why_not_an_answer(first_reply, clean_reply(turn.response or "")) if answers else None
+        if why is not None:
+            return _unusable(why, text, "max_tool_calls", f" after reaching max_tool_calls={budget}")
         if not answers:
             return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
         return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
@@ -381,6 +411,9 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
         msg = AIMessage(content=text, invalid_tool_calls=[_invalid(text[-200:], TAGGED_FORMAT_ERROR)])
         return {"messages": [msg], "tool_calls": used + 1}
     body = turn.response if turn.response is not None else clean_reply(text)
+    why = _why_not_an_answer(first_reply, clean_reply(body))
+    if why is not None:
+        return _unusable(why, text)
     return _final(split_answers(body), text)
 
 # ------------------------------------------------------------------ tools
