@@ -356,10 +356,10 @@ def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders(
     assert sch["properties"]["questions"] == {"type": "array", "items": {"type": "string", "maxLength": 200},
                                               "maxItems": 3}
     assert sch["required"] == ["questions"]
-    for echoed in ("<short answer>", "...", "  ", ""):
+    for echoed in ("<short answer>", "...", "  ", "", "<short answer>}; otherwise reply {"):  # the last: Gemma 3
         with pytest.raises(LLMError, match="placeholder"):
             _usable(echoed, "eval")
-    assert _usable(" Zagreb ", "eval") == "Zagreb"
+    assert _usable(" Zagreb ", "eval") == "Zagreb" and _usable("x < y", "eval") == "x < y"
 
 
 def test_assistant_tool_call_turns_go_out_with_string_content():

@@ -158,6 +158,19 @@ def test_a_prompt_over_the_models_context_window_is_retried_cut_to_the_budget(tg
         answer_tgrag(TGragRetriever(idx, decompose="rules", context_tokens=60, llm=cfg), q, llm=cfg)
 
 
+def test_an_empty_llm_answer_is_an_abstention_with_its_reason(tgrag_index):
+    """Gemma 3 270M answered T-GRAG's Audi questions with nothing at all."""
+    from chronorag.evaluation import make_method
+
+    with ScriptedOpenAIServer([""] * 4) as srv:
+        pred = make_method("t-grag", tgrag_index.path, llm=LLMConfig(base_url=srv.base_url, max_retries=0))(
+            {"question": "How many cars did Audi deliver in 2022?"})
+    assert pred.answers == [] and pred.abstained and pred.reason == "the LLM gave an empty answer"
+    idx = TGragIndex.load(tgrag_index.path)
+    out = answer_tgrag(TGragRetriever(idx), "How many cars did Audi deliver in 2022?")  # no LLM
+    assert out["abstained"] is False and out["reason"] == "" and out["answer"]
+
+
 def test_llm_extractor_over_http(tmp_path):
     replies = ["ENTITY|Audi|ORG|Audi delivered 1,614,231 cars in 2022.\nbad record\n"
                "RELATION|Audi|Sauber|Audi enters Formula 1 with Sauber.|9"] * 5

@@ -50,7 +50,8 @@ def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
                 "chunk_ids": out["chunk_ids"], "evidence_k": len(out["evidence"])}
         if chat is not None:
             info.update(tokens=chat.ledger.summary(qid), fallbacks=fallbacks.counts(qid))
-        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"], info=info)
+        return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"], info=info,
+                          abstained=bool(out["abstained"]), reason=str(out["reason"]))
 
     return method
 

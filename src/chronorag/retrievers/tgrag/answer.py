@@ -75,7 +75,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     -------
     dict
         ``answer``, ``mode``, ``decomposition`` (which one ran), ``sub_answers``,
-        ``evidence`` (every source text the answer was built from), ``chunk_ids``.
+        ``abstained`` (no answer) and ``reason`` (why), ``evidence`` (every source text the
+        answer was built from), ``chunk_ids``.
 
     Raises
     ------
@@ -95,7 +96,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
             subs.append({"period": r.sub.period, "question": r.sub.question, "answer": best})
         final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in subs if s["answer"])
         return {"answer": final, "mode": "extractive (no LLM): best retrieved sentence per sub-question",
-                "decomposition": how, "sub_answers": subs,
+                "decomposition": how, "sub_answers": subs, "abstained": not final,
+                "reason": "" if final else "no knowledge unit was retrieved for any sub-question",
                 "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
     subs, evidence, used_ids = [], [], []
     for r in results:
@@ -112,5 +114,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     else:
         pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer']}" for s in subs)
         final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}]).strip()
+    reason = ""
+    if not final:
+        reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
     return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
-            "evidence": evidence, "chunk_ids": used_ids}
+            "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}

@@ -125,11 +125,17 @@ def _select_schema(n: int) -> dict[str, Any]:
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
+#: the ``<...>`` placeholders and reply-format words of ToPG's own prompts
+_PROMPT_TEXT = (P.EVAL_USER + P.PARTIAL_USER + P.ANSWER_USER + P.NEXTQ_USER).casefold()
+_TEMPLATE_BITS = tuple(sorted({m.casefold() for m in re.findall(r"<[^<>]{1,60}>", _PROMPT_TEXT)}
+                              | {"otherwise reply", "reply with {"}))
 
 
 def _usable(answer: str, step: str) -> str:
-    """``answer``, or :class:`LLMError` when it is empty or the prompt's placeholder copied back."""
-    if _PLACEHOLDER.match(answer):
+    """``answer``, or :class:`LLMError` when it is empty, or copies back a placeholder or the
+    reply-format wording of the prompt (Gemma 3 270M answered ``<short answer>}; otherwise reply {``)."""
+    low = answer.casefold()
+    if _PLACEHOLDER.match(answer) or any(bit in low for bit in _TEMPLATE_BITS):
         raise LLMError(f"{step} reply copied the prompt's placeholder instead of answering: {answer!r}")
     return answer.strip()
 
