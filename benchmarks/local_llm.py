@@ -46,6 +46,16 @@ def _summary(name: str, r: dict) -> dict:
     }
 
 
+def _fallbacks_per_question(before: int, n: int) -> dict[str, float]:
+    """The fallbacks recorded since ``fallbacks.records[before]``, by kind, per question."""
+    from collections import Counter
+
+    from chronorag.integrations.llm import fallbacks
+
+    counts = Counter(kind for _q, kind, _d in fallbacks.records[before:])
+    return {kind: round(v / n, 2) for kind, v in sorted(counts.items())}
+
+
 def _kg_irag(cfg, n: int) -> dict:
     from chronorag.cli.demo import demo_data_dir
     from chronorag.errors import ChronoRAGError
@@ -70,19 +80,16 @@ def _kg_irag(cfg, n: int) -> dict:
         except ChronoRAGError as exc:
             errors.append(str(exc)[:200])
         lat.append(time.perf_counter() - t0)
-    counts: dict[str, int] = {}
-    for _q, kind, _d in fallbacks.records[before:]:
-        counts[kind] = counts.get(kind, 0) + 1
     s = cfg.ledger.summary()
     return {"method": f"kg-irag ({n} generated questions)", "questions": n, "completed": ok,
             "completion_rate": round(ok / n, 2), "error": errors[0] if errors else None,
-            "fallbacks_per_question": {k: round(v / n, 2) for k, v in sorted(counts.items())},
+            "fallbacks_per_question": _fallbacks_per_question(before, n),
             "p50_latency_s": round(statistics.median(lat), 2),
             "tokens_per_question": round((s["prompt_tokens"] + s["completion_tokens"]) / n, 1),
             "llm_calls_per_question": round(s["calls"] / n, 1), "reference_match": round(correct / n, 2)}
 
 
-_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 _DEV = {  # method -> (index option, dev questions)
     "star-rag": ("multitq_index", _DATA / "multitq" / "test_gold_dev.jsonl"),
     "temptool": ("multitq_index", _DATA / "multitq" / "test_gold_dev.jsonl"),
@@ -107,9 +114,6 @@ def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, dead
     before = len(fallbacks.records)
     out = Path(tempfile.mkdtemp(prefix="bench-llm-")) / f"{name}.jsonl"
     m = run_eval(method, qs, out_path=out, progress=False)
-    counts: dict[str, int] = {}
-    for _q, kind, _d in fallbacks.records[before:]:
-        counts[kind] = counts.get(kind, 0) + 1
     rows = load_run(out)[1]
     toks = [r["tokens"] for r in rows if isinstance(r.get("tokens"), dict)]
     calls = sum(int(t.get("calls", 0)) for t in toks)
@@ -118,7 +122,7 @@ def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, dead
     return {"method": f"{name} ({k} dev questions)", "questions": k, "completed": k - m["errors"],
             "completion_rate": round((k - m["errors"]) / k, 2),
             "error": next((r["error"][:200] for r in rows if r.get("error")), None),
-            "fallbacks_per_question": {kd: round(v / k, 2) for kd, v in sorted(counts.items())},
+            "fallbacks_per_question": _fallbacks_per_question(before, k),
             "p50_latency_s": round(m["latency_ms_p50"] / 1000, 2),
             "tokens_per_question": round(total / k, 1), "llm_calls_per_question": round(calls / k, 1),
             "abstained": m["abstained"], "hits@1": m["hits@1"], "em": m["em"], "f1": m["f1"],

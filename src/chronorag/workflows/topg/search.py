@@ -125,10 +125,10 @@ def _select_schema(n: int) -> dict[str, Any]:
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
-#: the ``<...>`` placeholders and reply-format words of ToPG's own prompts
-_PROMPT_TEXT = (P.EVAL_USER + P.PARTIAL_USER + P.ANSWER_USER + P.NEXTQ_USER).casefold()
-_TEMPLATE_BITS = tuple(sorted({m.casefold() for m in re.findall(r"<[^<>]{1,60}>", _PROMPT_TEXT)}
-                              | {"otherwise reply", "reply with {"}))
+#: the ``<...>`` placeholders and reply-format words of ToPG's own prompts (casefolded)
+_TEMPLATE_BITS = tuple(sorted(
+    set(re.findall(r"<[^<>]{1,60}>", (P.EVAL_USER + P.PARTIAL_USER + P.ANSWER_USER + P.NEXTQ_USER).casefold()))
+    | {"otherwise reply", "reply with {"}))
 
 
 def _usable(answer: str, step: str) -> str:
