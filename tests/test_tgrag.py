@@ -120,7 +120,7 @@ def test_llm_generation_over_http(tgrag_index):
 
 def test_a_prompt_over_the_models_context_window_is_retried_cut_to_the_budget(tgrag_index):
     """What SmolLM2's 4,096-token window did to T-GRAG on the Audi reports (whole 1,000-token texts)."""
-    from chronorag.errors import LLMError
+    from chronorag.errors import ConfigError, LLMError
     from chronorag.integrations.llm import fallbacks, query_scope
     from chronorag.retrievers.tgrag.answer import SUBANSWER_PROMPT
 
@@ -131,6 +131,8 @@ def test_a_prompt_over_the_models_context_window_is_retried_cut_to_the_budget(tg
     assert len(results) == 1
     whole, cut = cfg_probe.build_context(results), cfg_probe.build_context(results, scope="all")
     assert cut["scope"] == "all" and sum(map(len, cut["texts"])) < sum(map(len, whole["texts"]))
+    with pytest.raises(ConfigError, match="scope must be 'graph' or 'all', got 'everything'"):
+        cfg_probe.build_context(results, scope="everything")
 
     def prompt_len(ctx):
         return len(SUBANSWER_PROMPT.format(period=results[0].sub.period or "all periods", graph=ctx["graph"],
