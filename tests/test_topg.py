@@ -272,6 +272,18 @@ def test_llm_local_select_eval_with_think_and_malformed(topg_dir):
     assert "with LLM" in out["mode"]
 
 
+def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):
+    """Gemma 3 270M answered ToPG with its prompt's placeholder and reply-format words."""
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(['{"answer": "<short answer>}; otherwise reply {"}'] * 4) as srv:
+        pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
+            {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
+    assert pred.answers == [] and pred.abstained
+    assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
+
+
 def test_llm_naive_answer_and_global_decompose(topg_dir):
     from chronorag.integrations.llm import LLMConfig
     from chronorag.integrations.testing import ScriptedOpenAIServer

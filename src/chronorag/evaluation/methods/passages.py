@@ -274,7 +274,14 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
 
     def run(q: dict[str, Any]) -> Prediction:
         out = gr.invoke({"question": q["question"]})
+        reason = ""
+        if llm_url and not out.get("answer"):  # without an LLM ToPG retrieves only, by design
+            fb = out["info"].get("fallbacks") or {}
+            reason = ("the LLM's final answer was unusable (counted as topg.answer)" if fb.get("topg.answer")
+                      else "nothing was retrieved to answer from" if not out["context"]
+                      else "the LLM gave no answer")
         return Prediction(answers=[out["answer"]] if out.get("answer") else [], evidence=list(out["context"]),
+                          abstained=bool(reason), reason=reason,
                           info={"passage_ids": out["passage_ids"], "proposition_ids": out["proposition_ids"],
                                 "mode": out["mode"] if llm_url else no_llm_mode,
                                 **{k_: v for k_, v in out["info"].items()
