@@ -6,7 +6,8 @@ latency for tools / dense / STAR-RAG, and per-worker memory. Starts its own embe
 
 Each step reports its wall seconds, this process's CPU seconds and the server's CPU
 seconds (on a shared machine the CPU times are the steadier figures).
-``CHRONORAG_PG_SEARCH=exact`` runs dense on Postgres with an exact scan instead of HNSW.
+Dense on Postgres searches as ``CHRONORAG_PG_SEARCH`` says: ``auto`` (default: exact on this
+index, through the half-precision copy), ``exact`` or ``hnsw``.
 
 MEM_INDEX_DIR is an in-memory index of the same KG built with ``--encoder static``
 (its embedding cache, $CHRONORAG_HOME, then serves the Postgres ingest too).
@@ -83,7 +84,7 @@ def main() -> None:
         out["ingest"]["wall_s"] = round(time.perf_counter() - t0, 1)
         out["ingest"]["server_cpu_s"] = round(server_cpu_s(pg.data_dir) - s0, 1)
         print("ingest", out["ingest"], file=sys.stderr, flush=True)
-        mode = os.environ.get("CHRONORAG_PG_SEARCH", "hnsw")
+        mode = os.environ.get("CHRONORAG_PG_SEARCH") or "auto"
         for m in filter(None, a.methods.split(",")):
             if m == "star-rag":  # the rule graph (an ingest with --replace drops the Postgres index's)
                 for d in (a.mem, a.pg):

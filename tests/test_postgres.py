@@ -194,6 +194,46 @@ def test_dense_retriever_identical(pg_index, sample_index, mode):
     assert (r1 == r2).all()
 
 
+def test_exact_search_through_the_half_copy_equals_the_full_scan(pg_index, sample_index):
+    """The default exact search (half-precision first pass, single-precision rescoring) returns
+    the rows and scores of the single-precision full scan and of NumPy (ties by row), including
+    for stored vectors as queries (identical vectors tie), when the bound forces the second
+    pass, and the bound holds on every row."""
+    from pgvector import HalfVector, Vector
+
+    from chronorag.graphs.pg_store import PgVectorIndex
+
+    st = pg_index.store
+    assert st.meta["half_vectors"] and PgVectorIndex(st).search_mode == "exact"  # auto on a small index
+    vecs = np.asarray(sample_index.vectors.vectors)
+    qs = np.vstack([pg_index.encoder.encode(QUESTIONS), vecs[:: max(1, len(vecs) // 30)]]).astype(np.float32)
+    two, full = PgVectorIndex(st, search="exact"), PgVectorIndex(st, search="exact")
+    full._half = False
+    for k in (1, 10, 40):
+        s1, r1 = two.search(qs, k)
+        s2, r2 = full.search(qs, k)
+        assert (r1 == r2).all() and np.array_equal(s1, s2), k
+        for j, q in enumerate(qs):
+            e = vecs @ q
+            ref = np.lexsort((np.arange(len(e)), -e))[:k]
+            assert np.allclose(e[r1[j]], e[ref], atol=1e-6), (k, j)  # same scores (FP order may swap ties)
+    assert two.counts["half_pass"] >= len(qs) and full.counts["full_scan"] == 3 * len(qs)
+    wide = PgVectorIndex(st, search="exact")
+    wide._delta = lambda q: 2.5  # type: ignore[method-assign]  # > any score gap: always the second pass
+    s3, r3 = wide.search(qs, 40)
+    assert wide.counts["second_pass"] == len(qs) and (r3 == r2).all()
+    # the bound: every row's half- and single-precision scores differ by at most delta / 2
+    for q in qs[:4]:
+        got = st._q("SELECT (t.embedding <#> %s) - (h.embedding <#> %s) FROM {triples} t "
+                    "JOIN {triples_half} h USING (row)", (Vector(q), HalfVector(q)))
+        assert max(abs(float(g)) for (g,) in got) <= two._delta(q) / 2
+    with pytest.raises(ValueError, match="CHRONORAG_PG_SEARCH"):
+        PgVectorIndex(st, search="fast")
+    with pytest.raises(ValueError, match="exact_max_rows"):
+        PgVectorIndex(st, exact_max_rows=0)
+    assert PgVectorIndex(st, exact_max_rows=1).search_mode == "hnsw"
+
+
 def test_tools_reasoner_identical(pg_index, sample_index):
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
