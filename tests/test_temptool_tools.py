@@ -135,6 +135,9 @@ def test_observation_order_and_limit(ecb_index):
     ("Who did the European Central Bank criticize in 2012?", "Viktor Orban"),
     ("Who did the European Central Bank criticize in the same month as Viktor Orban?", "Other Authorities / Officials (Greece)"),
     ("Which country was criticized by the European Central Bank before 2011?", "Romania"),
+    # typed in lower case, the acronym too: read as if capitalised
+    ("before germany who did the ecb criticize last?", "Romania"),
+    ("who did the ecb criticize in 2012?", "Viktor Orban"),
 ])
 def test_reasoner_question_forms(ecb_tools, question, expected):
     res = TemporalReasoner(ecb_tools).answer(question)
@@ -152,3 +155,39 @@ def test_reasoner_reports_what_it_cannot_do(ecb_tools):
     assert [c["name"] for c in calls] == ["Get_time", "Get_tail_entity"]
     assert calls[1]["arguments"]["end_time"] == "2011-02-14" and calls[1]["arguments"]["type"] == "before"
     assert np.all([c["error"] is None for c in calls])
+
+
+SECTORS = """\
+Government (Ukraine)\tAccuse\tRussian Railways\t2014-03-01
+Women (Ukraine)\tAccuse\tViktor Yanukovych\t2014-04-01
+Police (Ukraine)\tArrest\tViktor Yanukovych\t2014-05-01
+Combatant (Hizbul Islam)\tUse conventional military force\tAl-Shabaab\t2010-02-01
+Insurgent (Hizbul Islam)\tUse conventional military force\tAfrican Union\t2010-03-01
+Ethiopia\tUse conventional military force\tAl-Shabaab\t2010-02-01
+"""
+
+
+def test_a_bare_qualifier_is_not_read_as_one_of_its_sectors(tmp_path, minilm):
+    """"Ukraine" is no entity here, only sectors qualified by it: picking one ("Women
+    (Ukraine)") would answer a question nobody asked, so the question is refused and the
+    refusal names the phrase; a word next to the qualifier that picks the sector ("the Ukraine
+    police", "the Hizbul Islam fighter") reads as that sector; a bare qualifier typed in lower
+    case is refused alike."""
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    (tmp_path / "kg.tsv").write_text(SECTORS)
+    idx = build_event_index(read_events(tmp_path / "kg.tsv", progress=False), tmp_path / "idx", encoder=minilm,
+                            progress=False)
+    r = TemporalReasoner(TemporalKGTools(idx))
+    for q in ("Who did Ukraine accuse in 2014?", "who did ukraine accuse in 2014?"):
+        res = r.answer(q)
+        assert res.answers == [], (q, res.answers)
+        assert "not understood" in res.note or "Ukraine" in res.note, res.note
+    assert "'Ukraine' is not in the KG" in r.answer("Who did Ukraine accuse in 2014?").note
+    assert [e[2] for e in r.link_entities("Who did the Ukraine police arrest in 2014?")[0]] == ["Police (Ukraine)"]
+    assert r.link_entities("Who did the Hizbul Islam fighter attack?")[0] == [(12, 32, "Combatant (Hizbul Islam)")]
+    # the anchor: a bare qualifier of several sectors is refused with the closest name
+    res = r.answer("Before Ukraine, who did the Hizbul Islam fighter attack last?")
+    assert res.answers == [] and "Ukraine" in res.note

@@ -127,6 +127,7 @@ class TemporalReasoner:
         self._exact = tools.entities._norm_index
         self.linker = EntityLinker(tools.store.entities)
         self._rel_vocab: set[str] | None = None
+        self._qualifiers: dict[tuple[str, ...], int] | None = None
         self._last_ids: list[str] = []
         self.retry_inverse = bool(retry_inverse)
         st = tools.store
@@ -149,11 +150,23 @@ class TemporalReasoner:
         (:class:`~chronorag.graphs.linking.EntityLinker`, with its margin rule), then
         by the embedding aligner (score >= 1.0). A chunk neither accepts is reported
         ("'Emmanuel Macron' is not in the KG (closest: ..., 0.63)"), never dropped.
-        In an all-lower-case question, two- and three-word spans are also linked
-        typo-tolerantly.
+        A chunk that names only the qualifier of sector names ("Ukraine" for "Women
+        (Ukraine)", "Government (Ukraine)", ...) is not read as one of them; a word next
+        to it that picks one ("the Hizbul Islam fighter") is (:meth:`_described`).
+
+        A question typed in lower case (capitals only in all-capital words such as
+        "CEO") is first read as if capitalised (:meth:`_truecase`: "ecb" -> "ECB",
+        "germany" -> "Germany"); its chunks are then linked only by the typo-tolerant
+        linker and by acronyms, since a common noun may stand where a capital was
+        guessed, and an unlinked one is not reported. Two- and three-word spans are
+        also linked typo-tolerantly there.
         """
         toks = _tokens_with_spans(text)
-        lower_q = not any(t[0][:1].isupper() for t in toks[1:])
+        # typed in lower case: no capital after the first word but in all-capital words ("CEO", "ECB")
+        lower_q = not any(t[0][:1].isupper() and not t[0].isupper() for t in toks[1:])
+        if lower_q:  # read it as if typed with capitals: content words capitalised, acronyms upper-cased
+            text = self._truecase(text, toks)
+            toks = _tokens_with_spans(text)
         taken = [False] * len(toks)
         found: list[tuple[int, int, str]] = []
         problems: list[str] = []
@@ -200,12 +213,20 @@ class TemporalReasoner:
                 found.append((toks[k][1], toks[j][2], link.name))
             elif self._relation_words(phrase):
                 pass  # "appoint as CEO": words of the KG's relation names, not a missing entity
-            elif k == 0 and j == 0:
+            elif k == 0 and j == 0 and not lower_q:
                 pass  # one capitalised word opening the sentence: capitalised by orthography
+            elif lower_q:
+                # capitalised by _truecase, not by the user: a common word ("protesters") may stand
+                # here, so only the typo-tolerant linker (with its margin rule) and acronyms link it
+                al = self.tools.align_entity(phrase) if re.fullmatch(r"[A-Z]{2,6}", phrase) else None
+                if al is not None and al.score >= 1.0 and self._contained(phrase, al.name):
+                    found.append((toks[k][1], toks[j][2], al.name))
             else:
                 al = self.tools.align_entity(phrase)
                 if al.score >= 1.0 and self._contained(phrase, al.name):
                     found.append((toks[k][1], toks[j][2], al.name))
+                elif (got := self._described(text, toks, k, j, taken)) is not None:
+                    found.append(got)  # "the Hizbul Islam fighter": the word next to the name picks the sector
                 else:
                     problems.append(link.reason)
             for x in range(k, j + 1):
@@ -247,14 +268,96 @@ class TemporalReasoner:
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
 
-    @staticmethod
-    def _contained(phrase: str, name: str) -> bool:
+    def _truecase(self, text: str, toks: list[tuple[str, int, int]]) -> str:
+        """``text`` (typed in lower case) with the capitals a careful writer would give it.
+
+        Content words are capitalised and a word that is the acronym of a KG name is
+        upper-cased ("ecb" -> "ECB"); question words, function words, relation words of
+        the KG, dates and month names stay as typed. Offsets are unchanged.
+        """
+        acr = self.tools.entities._acronyms
+        chars = list(text)
+        for w, s, e in toks:
+            lw = w.lower()
+            if (lw in _QWORDS or lw in _FUNCTION_WORDS or _SCAFFOLD.fullmatch(w) or not w[:1].isalpha()
+                    or lw in _MONTH_WORDS or self._relation_words(w)):
+                continue
+            up = w.upper()
+            repl = up if 2 <= len(w) <= 6 and up in acr else w[:1].upper() + w[1:]
+            if len(repl) == len(w):
+                chars[s:e] = repl
+        return "".join(chars)
+
+    def _described(self, text: str, toks: list[tuple[str, int, int]], k: int, j: int,
+                   taken: list[bool]) -> tuple[int, int, str] | None:
+        """The qualified name meant by the chunk ``toks[k..j]`` and a word next to it, if any.
+
+        "the Hizbul Islam fighter" -> "Combatant (Hizbul Islam)": the chunk names only the
+        qualifier, shared by several names; the lower-case word after it (or before it,
+        "police of Kenya") is aligned with it, and the result is kept when its qualifier is
+        the chunk. Question, function and relation words are not descriptors.
+        """
+        chunk = normalise_tokens(text[toks[k][1]: toks[j][2]])
+
+        def descriptor(x: int) -> bool:
+            w = toks[x][0]
+            lw = w.lower()
+            return (0 <= x < len(toks) and not taken[x] and w.isalpha() and w.islower() and lw not in _QWORDS
+                    and lw not in _FUNCTION_WORDS and not _SCAFFOLD.fullmatch(w) and lw not in _MONTH_WORDS
+                    and not self._relation_words(w))
+
+        tries = []
+        if j + 1 < len(toks) and descriptor(j + 1):
+            tries.append((toks[k][1], toks[j + 1][2]))
+        b = k - 1
+        while b >= 0 and toks[b][0].lower() in ("of", "the"):
+            b -= 1
+        if b >= 0 and b < k - 1 and descriptor(b):  # "police of Kenya"
+            tries.append((toks[b][1], toks[j][2]))
+        for s, e in tries:
+            al = self.tools.align_entity(text[s:e])
+            m = _QUALIFIED.fullmatch(al.name)
+            if al.score >= 1.0 and m is not None and sorted(normalise_tokens(m.group(2))) == sorted(chunk):
+                return s, e, al.name
+        return None
+
+    def _qualifier_only(self, phrase: str, name: str) -> bool:
+        """True when ``phrase`` names only the qualifier of ``name`` and that qualifier is shared.
+
+        ICEWS-style names qualify a sector by its country or group: "Women (Ukraine)",
+        "Government (Ukraine)", ... A bare "Ukraine" reads as none of them in particular
+        (and the country itself may not be in the KG), so picking one would be a guess.
+        A qualifier that only one name carries ("Combatant (Hizbul Islam)") stays a
+        reading of the bare phrase ("the Hizbul Islam fighter").
+        """
+        from rapidfuzz import fuzz
+
+        m = _QUALIFIED.fullmatch(name)
+        if m is None or not m.group(1):
+            return False
+        head = normalise_tokens(m.group(1))
+        words = normalise_tokens(phrase)
+        if not words or any(w == h or fuzz.ratio(w, h) >= 85 for w in words for h in head):
+            return False
+        if self._qualifiers is None:
+            counts: dict[tuple[str, ...], int] = {}
+            for n in self.tools.store.entities:
+                q = _QUALIFIED.fullmatch(n)
+                if q is not None and q.group(1):
+                    key = tuple(sorted(normalise_tokens(q.group(2))))
+                    counts[key] = counts.get(key, 0) + 1
+            self._qualifiers = counts
+        return self._qualifiers.get(tuple(sorted(normalise_tokens(m.group(2)))), 0) > 1
+
+    def _contained(self, phrase: str, name: str) -> bool:
         """A partial proper name must be part of the name: every word of ``phrase`` matches
         a word of ``name`` (normalised, typo-tolerant), so "Merkel" links to "Angela Merkel"
         but "Volodymyr Zelenskyy" not to "Volodymyr Konstantynov". Descriptions with
         function words ("Foreign Minister of India") are left to the aligner's score."""
         from rapidfuzz import fuzz
 
+        if self._qualifier_only(phrase, name):
+            return False
         if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
             return True
         if re.fullmatch(r"[A-Z]{2,6}", phrase.strip()) and acronym(name) == phrase.strip():
@@ -269,7 +372,7 @@ class TemporalReasoner:
         if problems:
             return None, problems[0]
         al = self.tools.align_entity(phrase)
-        if al.score >= 1.0:
+        if al.score >= 1.0 and not self._qualifier_only(phrase, al.name):
             return al.name, ""
         return None, f"the anchor {phrase!r} is not an entity of the KG (closest: {al.name}, {al.score:.2f})"
 
@@ -683,6 +786,20 @@ class TemporalReasoner:
 _ANSWER_NOUNS = {"name", "names", "one", "ones", "party", "parties", "actor", "actors", "entity", "entities",
                  "organisation", "organization", "group", "groups", "someone", "somebody", "anyone", "anybody",
                  "who", "whom", "person", "people", "country", "countries", "not"}
+# words that are never (part of) a name in a lower-case question (besides _QWORDS and _SCAFFOLD)
+_FUNCTION_WORDS = {"than", "not", "also", "only", "both", "either", "neither", "same", "again", "ago", "still",
+                   "then", "later", "earlier", "yesterday", "today", "tomorrow", "week", "weeks", "months",
+                   "years", "days", "second", "third", "fourth", "fifth", "next", "previous", "much", "number",
+                   "count", "total", "all", "every", "each", "some", "another", "others", "else", "just", "even",
+                   "ever", "never", "while", "when", "whom", "whether", "if", "because", "after", "up", "out",
+                   "back", "right", "before", "least", "more", "less", "fewer", "most", "often",
+                   "frequently", "usually", "once", "twice", "thrice", "their", "them", "they", "his", "her",
+                   "its", "he", "she", "we", "our", "us", "my", "your", "these", "those", "such", "did",
+                   "happen", "happened", "anything", "something", "nothing", "whatever", "how", "why", "own"}
+_QUALIFIED = re.compile(r"\s*(.*?)\s*\((.+)\)\s*")
+_MONTH_WORDS = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+                "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+                "sept", "oct", "nov", "dec", "spring", "summer", "autumn", "fall", "winter"}
 _QWORDS = {"who", "whom", "which", "what", "when", "in", "on", "before", "after", "with", "to",
            "could", "can", "did", "was", "the", "at", "during", "from", "by", "how", "is", "are", "has",
            "have", "had", "does", "do", "were", "since", "between", "until", "name", "list", "tell", "give",
