@@ -165,6 +165,38 @@ def test_star_rag_answers_with_llm_over_http(ecb_index):
     assert "1. On " in prompt and pred.info["tokens"]["calls"] == 1
 
 
+def test_llm_candidates_in_no_retrieved_event_are_dropped_and_none_left_abstains(ecb_index):
+    """A small model writes dates and names that no retrieved event holds (seen with SmolLM2:
+    "2016-02-28" for a KG that ends in 2015); those are dropped and counted, a near spelling
+    takes the events' spelling, and with nothing left the method abstains and says why."""
+    from chronorag.evaluation import make_method
+    from chronorag.graphs.store import Event
+    from chronorag.integrations.llm import fallbacks, query_scope
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.retrievers.star_rag import ground_answers
+
+    ev = [Event(0, "European Central Bank", "Criticize or denounce", "Viktor Orbán", "2012-07-24", "2012-07-24"),
+          Event(1, "Pact", "Sign", "Kenya", "2014-01-10", "2014-03-20")]
+    kept, dropped = ground_answers(["viktor orban", "Atlantis", "2012", "2012-07", "2012-07-25", "2014-02",
+                                    "2013", "3", "Viktor Orbán", "Kenyaa"], ev)
+    assert kept == ["Viktor Orbán", "2012", "2012-07", "2014-02", "3", "Kenya"]
+    assert dropped == ["Atlantis", "2012-07-25", "2013"]
+    assert ground_answers(["Romania"], []) == ([], ["Romania"])
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    q = "Before Germany, who did the ECB criticize last?"
+    with ScriptedOpenAIServer(["1. 2016-02-28\n2. Atlantis", "1. Atlantis\n2. romania"]) as srv:
+        method = make_method("star-rag", ecb_index.path, llm_url=srv.base_url)
+        n = len(fallbacks.records)
+        with query_scope("q1"):
+            pred = method({"quid": 1, "question": q, "answers": ["Romania"]})
+        assert pred.abstained and pred.answers == [] and "star_rag.ungrounded" in pred.reason
+        assert "'2016-02-28'" in pred.reason and pred.info["ungrounded"] == ["2016-02-28", "Atlantis"]
+        assert [k for _, k, _ in fallbacks.records[n:]] == ["star_rag.ungrounded"]
+        pred = method({"quid": 2, "question": q, "answers": ["Romania"]})
+        assert pred.answers == ["Romania"] and not pred.abstained and pred.info["ungrounded"] == ["Atlantis"]
+
+
 # ---------------------------------------------------------------- issue 12: time-aware STAR-RAG
 _COOP = "Express intent to engage in diplomatic cooperation (such as policy support)"
 

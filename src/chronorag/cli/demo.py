@@ -205,8 +205,9 @@ def _chat(cfg: Any) -> Any:
 
 # ------------------------------------------------------------------------------------ methods
 def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
+    from chronorag.integrations.llm import record_fallback
     from chronorag.retrievers.reader import rank_candidates
-    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
+    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
     from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
@@ -224,8 +225,11 @@ def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
             ids, info = retriever.retrieve_event_ids(q)
             events = idx.store.events(ids)
             if cfg is not None:
-                answers = answer_with_llm(cfg, q, events)
-                how = "LLM reader over the retrieved events"
+                answers, dropped = ground_answers(answer_with_llm(cfg, q, events), events)
+                if dropped:
+                    record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event")
+                how = "LLM reader over the retrieved events" + (f", {len(dropped)} ungrounded candidate(s) dropped"
+                                                                if dropped else "")
             else:
                 with tools.restricted(ids):
                     answers = list(reasoner.answer(q).answers)

@@ -12,14 +12,16 @@ from chronorag.retrievers.reader import read_events
 def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
                   personalization: str = "star", use_rule_graph: bool = True, reference: str | None = None,
                   **_: Any) -> Method:
-    """STAR-RAG retrieval; answers from the LLM, or (no LLM) the temporal reasoner reading
+    """STAR-RAG retrieval; answers from the LLM (only candidates the retrieved events show:
+    :func:`~chronorag.retrievers.star_rag.answer.ground_answers`; none left is an abstention
+    with its reason), or (no LLM) the temporal reasoner reading
     only the retrieved events, then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
     neither can apply the question's constraints to the retrieved events."""
     from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
-    from chronorag.integrations.llm import LLMConfig
-    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm
+    from chronorag.integrations.llm import LLMConfig, record_fallback
+    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
@@ -37,8 +39,17 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         if cfg is not None:
             qid = str(q.get("quid", q.get("id", q["question"])))
             with cfg.ledger.query(qid):
-                answers = answer_with_llm(cfg, q["question"], events)
-            return Prediction(answers=answers, evidence=evidence, info={**meta, "tokens": cfg.ledger.summary(qid)})
+                answers, dropped = ground_answers(answer_with_llm(cfg, q["question"], events), events)
+                if dropped:
+                    record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event: "
+                                    + ", ".join(repr(d) for d in dropped[:3]))
+            info = {**meta, "tokens": cfg.ledger.summary(qid), "ungrounded": dropped}
+            if not answers:
+                why = ("the LLM gave no answer" if not dropped else
+                       f"the LLM's {len(dropped)} candidate(s) are in no retrieved event (e.g. {dropped[0]!r}; "
+                       "counted as star_rag.ungrounded)")
+                return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
+            return Prediction(answers=answers, evidence=evidence, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM
         with tools.restricted(ids):
             res = reasoner.answer(q["question"])

@@ -11,6 +11,7 @@ from chronorag.retrievers.star_rag.answer import (
     answer_with_llm,
     build_answer_messages,
     format_events,
+    ground_answers,
     parse_ranked_answers,
 )
 from chronorag.retrievers.star_rag.retriever import StarRAGPGRetriever, StarRAGRetriever
@@ -34,6 +35,7 @@ __all__ = [
     "build_answer_messages",
     "build_rule_graph",
     "format_events",
+    "ground_answers",
     "parse_ranked_answers",
     "time_intent",
 ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chronorag.graphs.text import parse_ranked_answers
 
-__all__ = ["ANSWER_PROMPT", "answer_with_llm", "build_answer_messages", "format_events", "parse_ranked_answers"]
+__all__ = ["ANSWER_PROMPT", "answer_with_llm", "build_answer_messages", "format_events", "ground_answers",
+           "parse_ranked_answers"]
+
+_DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
 
 # ------------------------------------------------------------------ answering (App. E)
@@ -73,3 +77,60 @@ def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: i
     chat = resolve_llm(llm, required=True)
     reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens)
     return parse_ranked_answers(reply)
+
+
+def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], list[str]]:
+    """Split an LLM's candidates into those the retrieved events show and the rest.
+
+    A name counts when it is the subject or object of a retrieved event (accents, case and
+    punctuation aside; a near spelling, rapidfuzz ratio >= 90, is replaced by the events'
+    spelling); a date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``) when it falls within a
+    retrieved event's time at that detail; a small count (up to three digits) always. A
+    reader must not answer with what it was not shown: a small model often writes dates
+    or names that are in no event.
+
+    Parameters
+    ----------
+    answers : list of str
+        Ranked candidates (:func:`answer_with_llm`).
+    events : list of Event
+        The events the LLM read.
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+        The grounded candidates in their order (duplicates dropped), and the others.
+    """
+    from rapidfuzz import fuzz, process
+
+    from chronorag.graphs.linking import link_key
+
+    names: dict[str, str] = {}
+    spans: list[tuple[str, str]] = []
+    for e in events:
+        for n in (e.subject, e.object):
+            names.setdefault(link_key(n), n)
+        spans.append((str(e.start), str(e.end)))
+    keys = list(names)
+    kept: list[str] = []
+    dropped: list[str] = []
+    for a in answers:
+        c = a.strip()
+        got: str | None = None
+        if _DATE.fullmatch(c):
+            n = len(c)
+            got = c if any(lo[:n] <= c <= hi[:n] for lo, hi in spans if len(lo) >= n and len(hi) >= n) else None
+        elif c.isdigit() and len(c) <= 3:
+            got = c
+        elif keys:
+            k = link_key(c)
+            if k in names:
+                got = names[k]
+            else:
+                best = process.extractOne(k, keys, scorer=fuzz.ratio, score_cutoff=90)
+                got = None if best is None else names[best[0]]
+        if got is None:
+            dropped.append(a)
+        elif got not in kept:
+            kept.append(got)
+    return kept, dropped
