@@ -191,3 +191,17 @@ def test_a_bare_qualifier_is_not_read_as_one_of_its_sectors(tmp_path, minilm):
     # the anchor: a bare qualifier of several sectors is refused with the closest name
     res = r.answer("Before Ukraine, who did the Hizbul Islam fighter attack last?")
     assert res.answers == [] and "Ukraine" in res.note
+
+
+def test_a_tie_for_the_top_rank_is_reported(ecb_tools):
+    """Two criticisms on the ECB's last day (2014-02-08): both are answers and the reason says
+    that the data do not single out the first; a clear "most often" (Viktor Orban, 2 events)
+    carries no tie note."""
+    r = TemporalReasoner(ecb_tools)
+    res = r.answer("Who did the European Central Bank criticize last?")
+    assert set(res.answers[:2]) == {"Citizen (Hungary)", "Viktor Orban"}
+    assert "2 answers tie (the latest date, 2014-02-08): " in res.reason and "do not single out" in res.reason
+    res = r.answer("Who did the European Central Bank criticize most often?")
+    assert res.answers[0] == "Viktor Orban" and "tie" not in res.reason
+    res = r.answer("Who did the European Central Bank criticize first?")
+    assert res.answers[0] == "Romania" and "tie" not in res.reason

@@ -608,6 +608,8 @@ class TemporalReasoner:
             answer_role = "tail" if role == "head" else "head"
             answers = self._rank(res.rows, answer_role, plan.order,
                                  exclude={plan.known, plan.anchor, *plan.exclude})
+            tie = (self._tie_note(res.rows, answer_role, plan.order, answers)
+                   if plan.operator not in ("count", "exists") else "")
             if not answers and plan.operator in ("count", "exists"):
                 doubt = self._relation_doubt(plan, res)
                 if doubt:
@@ -625,6 +627,7 @@ class TemporalReasoner:
                 answers = ["yes" if answers else "no"]
             if answers:
                 note = "reversed direction: answered the inverse reading" if attempt else plan.anchor_note
+                note = "; ".join(x for x in (note, tie) if x)
                 return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note, reason=note,
                                       evidence=[res.observation])
             last_obs = (f"no events: {plan.known} ({role}) {res.aligned.get('rel')!r} "
@@ -763,6 +766,30 @@ class TemporalReasoner:
         ``abstained`` true and the reason in ``reason``; ``error`` is set for invalid or
         out-of-range dates)."""
         return self._drive(self.program(question))
+
+    @staticmethod
+    def _tie_note(rows: list[dict[str, str]], answer_role: str, order: str, answers: list[str]) -> str:
+        """Say so when the top answer shares its rank ("first", "last" or "count") with others.
+
+        The ranking then breaks the tie (by the other statistics, then by name); a reader
+        who takes only the first answer must know that the data do not single it out.
+        """
+        if len(answers) < 2:
+            return ""
+        stats: dict[str, list[int]] = {}
+        for r in rows:
+            lo = parse_time(r["time"].split("/")[0]).lo
+            st = stats.setdefault(r[answer_role], [lo, lo, 0])
+            st[0], st[1], st[2] = min(st[0], lo), max(st[1], lo), st[2] + 1
+        col = {"first": 0, "last": 1}.get(order, 2)
+        top = stats[answers[0]][col]
+        tied = [a for a in answers if stats[a][col] == top]
+        if len(tied) < 2:
+            return ""
+        what = (f"{top} event(s) each" if col == 2 else
+                f"the {'earliest' if col == 0 else 'latest'} date, {minutes_to_iso(top, Granularity.DAY)}")
+        names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+        return f"{len(tied)} answers tie ({what}): {names}; the data do not single out the first"
 
     @staticmethod
     def _rank(rows: list[dict[str, str]], answer_role: str, order: str,
