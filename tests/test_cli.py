@@ -69,6 +69,10 @@ def test_demo_runs(tmp_path, capsys):
     assert "llm_calls" not in res["topg"]  # no LLM, no token fields
     assert out.count("Q: ") == 10
     assert "A: China" in out  # TempTool: Obama criticized France on 2014-06-05, then China on 2014-07-09
+    # STAR-RAG reads the anchor event its retriever looked up (Obama criticized France, 2014-06-05)
+    # and says that 'first' was read over the retrieved events only; never a date for a "who"
+    assert res["star-rag"]["reference_match"] == 2
+    assert "note: 'first' read over the 10 retrieved events and the anchor event" in out
     assert "A: 2014-02" in out  # first Kerry-Zarif negotiation
     assert "A: [2022] Markus Duesmann chaired the Board of Management of Audi." in out  # T-GRAG, extractive
     assert "A: yes" in out  # KG-iRAG: low visibility at La Guardia in the bundled week (real records)

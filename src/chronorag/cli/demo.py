@@ -205,12 +205,10 @@ def _chat(cfg: Any) -> Any:
 
 # ------------------------------------------------------------------------------------ methods
 def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
+    from chronorag.evaluation import make_method
     from chronorag.integrations.llm import record_fallback
-    from chronorag.retrievers.reader import rank_candidates
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
     from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
-    from chronorag.workflows.temptool.reasoner import TemporalReasoner
-    from chronorag.workflows.temptool.tools import TemporalKGTools
 
     t0 = time.perf_counter()
     rg = build_rule_graph(idx.store, progress=False)
@@ -218,27 +216,33 @@ def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
     retriever = StarRAGRetriever(idx, rg)
     yield (f"rule graph: {rg.stats.get('rule_nodes', '?')} rule nodes, {rg.stats.get('selected_edges', '?')} MDL-selected temporal edges "
            f"in {time.perf_counter() - t0:.1f} s")
-    tools = TemporalKGTools(idx)
-    reasoner = TemporalReasoner(tools)
+    # no LLM: exactly what `chronorag ask/eval --method star-rag` does (reasoner over the retrieved
+    # events, then the constrained reader, else an abstention with its reason)
+    method = make_method("star-rag", idx.path) if cfg is None else None
     for i, (q, gold) in enumerate(STAR_QUESTIONS):
+        why = ""
         with _ask(res, "star-rag", i):
-            ids, info = retriever.retrieve_event_ids(q)
-            events = idx.store.events(ids)
-            if cfg is not None:
+            if method is None:
+                ids, info = retriever.retrieve_event_ids(q)
+                events = idx.store.events(ids)
                 answers, dropped = ground_answers(answer_with_llm(cfg, q, events), events)
                 if dropped:
                     record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event")
                 how = "LLM reader over the retrieved events" + (f", {len(dropped)} ungrounded candidate(s) dropped"
                                                                 if dropped else "")
             else:
-                with tools.restricted(ids):
-                    answers = list(reasoner.answer(q).answers)
-                answers += [a for a in rank_candidates(events, q) if a not in answers]
-                how = "no-LLM temporal reasoner over the retrieved events"
+                pred = method({"question": q, "quid": f"demo-star-rag-{i}"})
+                answers, info = list(pred.answers), pred.info
+                events = idx.store.events(info["event_ids"])
+                how = str(info.get("mode", "no-LLM reader over the retrieved events"))
+                why = pred.reason
         res["answered"] += bool(answers)
         res["reference_match"] = res.get("reference_match", 0) + (answers[:1] == [gold])
         yield f"Q: {q}   (reference: {gold})"
-        yield f"   A: {', '.join(answers[:3]) or '(none)'}   [{how}; {len(info.get('seeds', []))} seed events]"
+        shown = ", ".join(answers[:3]) or (f"(abstained: {why})" if why else "(none)")
+        yield f"   A: {shown}   [{how}; {len(info.get('seeds', []))} seed events]"
+        if answers and why:
+            yield f"   note: {why}"
         if events:
             yield f"   top event: {events[0].verbalize()}"
 

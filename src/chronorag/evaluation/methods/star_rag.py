@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from chronorag.evaluation.runner import Method, Prediction, register_method
 from chronorag.retrievers.reader import read_events
 
@@ -15,7 +17,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     """STAR-RAG retrieval; answers from the LLM (only candidates the retrieved events show:
     :func:`~chronorag.retrievers.star_rag.answer.ground_answers`; none left is an abstention
     with its reason), or (no LLM) the temporal reasoner reading
-    only the retrieved events, then the constrained reader
+    only the retrieved events (and the anchor event the retriever looked up, for "after X"
+    questions), then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
     neither can apply the question's constraints to the retrieved events."""
     from chronorag.evaluation.methods.reading import reader_constraints
@@ -51,10 +54,24 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                 return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
             return Prediction(answers=answers, evidence=evidence, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM
-        with tools.restricted(ids):
+        allowed = ids
+        if info.get("reference_triple") is not None:  # the anchor event the retriever found ("after France")
+            anchor_ids = index.events_of_triples(np.asarray([info["reference_triple"]]))[0]
+            allowed = np.union1d(ids, anchor_ids)
+            meta["anchor_event_ids"] = [int(i) for i in anchor_ids]
+        with tools.restricted(allowed):
             res = reasoner.answer(q["question"])
         if res.answers:
-            return Prediction(answers=list(res.answers), evidence=evidence, reason=res.reason,
+            reason = res.reason
+            pq = res.plan.question if res.plan is not None else None
+            if pq is not None and (pq.ordinal or pq.anchor or pq.operator == "most_frequent"):
+                what = pq.ordinal or ("'most often'" if pq.operator == "most_frequent" else "the anchor condition")
+                what = f"'{what}'" if what in ("first", "last") else what
+                caveat = (f"{what} read over the {len(ids)} retrieved events"
+                          + (" and the anchor event" if "anchor_event_ids" in meta else "")
+                          + ": an event the retriever did not return could change it")
+                reason = f"{reason}; {caveat}" if reason else caveat
+            return Prediction(answers=list(res.answers), evidence=evidence, reason=reason,
                               info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})
         # the reasoner found nothing among the retrieved events: the constrained reader, or abstain
         kw, why = reader_constraints(reasoner, q["question"])

@@ -250,12 +250,28 @@ class StarRAGRetriever(TemporalRetriever):
             self._ent_triples = (ptr, rows[order])
         return self._ent_triples
 
-    def _reference_time(self, avec: np.ndarray, rvec: np.ndarray) -> tuple[int, int] | None:
+    def _relation_stems(self) -> tuple[list[set[str]], dict[str, int]]:
+        """Per relation, the stems of its name's words; and in how many names each stem occurs."""
+        got = self.__dict__.get("_rel_stems")
+        if got is None:
+            per = [_stems(r) for r in self._index.store.relations]
+            df: dict[str, int] = {}
+            for st in per:
+                for w in st:
+                    df[w] = df.get(w, 0) + 1
+            got = self.__dict__["_rel_stems"] = (per, df)
+        return got
+
+    def _reference_time(self, avec: np.ndarray, rvec: np.ndarray, main: str = "") -> tuple[int, int] | None:
         """The anchor event: ``(first minute, triple row)``.
 
         The anchor entity is the KG entity whose name is nearest the anchor phrase; the
         anchor event's triple is, among that entity's triples, the nearest to the
         reference query (main clause + anchor phrase); its first event gives the time.
+        A triple whose relation name shares a distinctive word with the main clause
+        ("criticize" and "Criticize or denounce", a stem found in at most 3 relation
+        names) is preferred (+0.25 to its cosine): "After France, who did X criticize
+        first?" is anchored on X criticizing France, not on X rejecting France.
         """
         idx = self._index
         ent = int(np.argmax(idx.name_vectors("entity") @ avec))
@@ -263,7 +279,13 @@ class StarRAGRetriever(TemporalRetriever):
         mine = rows[ptr[ent]: ptr[ent + 1]]
         if len(mine) == 0:
             return None
-        best = int(mine[np.argmax(idx.vectors.vectors[mine] @ rvec)])
+        score = idx.vectors.vectors[mine] @ rvec
+        words = _stems(main)
+        if words:
+            per, df = self._relation_stems()
+            rel = idx.store.relation[idx.triples[mine]]
+            score = score + 0.25 * np.array([any(df[w] <= 3 for w in per[int(r)] & words) for r in rel])
+        best = int(mine[np.argmax(score)])
         evs = idx.events_of_triples(np.asarray([best]))[0]
         return int(idx.store.t_lo[evs].min()), best
 
@@ -422,7 +444,7 @@ class StarRAGRetriever(TemporalRetriever):
         rows = rows[np.lexsort((rows, -sims[rows]))]
         if self.time_mode != "dated":
             ecos = None
-        ref = self._reference_time(vecs[1], vecs[2]) if ti.anchor else None
+        ref = self._reference_time(vecs[1], vecs[2], ti.main) if ti.anchor else None
         t_ref = None if ref is None else ref[0]
         window = self._window(ti, t_ref)
         anchors, a_score, a_cos = self._rank_rows(rows, sims, qv, ti, window, tf, k1, ecos=ecos, ref=ref)
@@ -618,3 +640,8 @@ class StarRAGPGRetriever(TemporalPGRetrieverMixin, CustomPGRetriever):
             while len(_DERIVED) > _DERIVED_MAX:
                 _DERIVED.popitem(last=False)
             return index, rg
+
+
+def _stems(text: str) -> set[str]:
+    """Crude stems (the first five letters) of the words of four letters or more in ``text``."""
+    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
