@@ -31,8 +31,9 @@ reads the live version number once at load and keeps reading it while one new
 version is committed (the previous version is kept until the next write).
 
 Pushed into SQL: name lookups (``find``), time windows (``time_range``, ``filter_time``,
-``query``), the events of triples, and vector search (pgvector; HNSW with iterative
-scan by default, or an exact scan with ``CHRONORAG_PG_SEARCH=exact``). Rows fetched
+``query``), the events of triples, and vector search (pgvector: exact by default up to
+500,000 vectors, through the half-precision copy, HNSW with iterative scan above or with
+``CHRONORAG_PG_SEARCH=hnsw``; see :class:`PgVectorIndex`). Rows fetched
 are cached per store (bounded), so a tool that reads columns of the ids a query just
 returned does not go back to the server. The vocabularies (names only) are held in
 memory, as are the name vectors the aligner compares against.
