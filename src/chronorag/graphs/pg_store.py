@@ -749,9 +749,9 @@ class PgVectorIndex:
                 return scores, ids
             where, params = sql.SQL("WHERE row = ANY(%s)"), (sub.tolist(),)
         exact = self.search_mode == "exact" or subset is not None
-        stmt = sql.SQL("SELECT row, (embedding <#> %s) FROM {} {} ORDER BY 2, row LIMIT %s").format(tbl, where)
-        if not exact:
-            stmt = sql.SQL("SELECT row, (embedding <#> %s) FROM {} ORDER BY embedding <#> %s LIMIT %s").format(tbl)
+        stmt = (sql.SQL("SELECT row, (embedding <#> %s) FROM {} {} ORDER BY 2, row LIMIT %s").format(tbl, where)
+                if exact else  # HNSW is used only when ORDER BY names the distance expression
+                sql.SQL("SELECT row, (embedding <#> %s) FROM {} ORDER BY embedding <#> %s LIMIT %s").format(tbl))
         from pgvector import Vector
 
         with self._store._lock, self._store._conn.transaction():

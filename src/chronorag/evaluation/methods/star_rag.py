@@ -65,8 +65,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
             reason = res.reason
             pq = res.plan.question if res.plan is not None else None
             if pq is not None and (pq.ordinal or pq.anchor or pq.operator == "most_frequent"):
-                what = pq.ordinal or ("'most often'" if pq.operator == "most_frequent" else "the anchor condition")
-                what = f"'{what}'" if what in ("first", "last") else what
+                what = (f"'{pq.ordinal}'" if pq.ordinal else
+                        "'most often'" if pq.operator == "most_frequent" else "the anchor condition")
                 caveat = (f"{what} read over the {len(ids)} retrieved events"
                           + (" and the anchor event" if "anchor_event_ids" in meta else "")
                           + ": an event the retriever did not return could change it")

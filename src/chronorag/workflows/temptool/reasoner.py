@@ -268,6 +268,12 @@ class TemporalReasoner:
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
 
+    def _not_a_name_word(self, w: str) -> bool:
+        """A question, function, time or relation word: never part of a name ("who", "than", "may", "visit")."""
+        lw = w.lower()
+        return (lw in _QWORDS or lw in _FUNCTION_WORDS or lw in _MONTH_WORDS or _SCAFFOLD.fullmatch(w) is not None
+                or self._relation_words(w))
+
     def _truecase(self, text: str, toks: list[tuple[str, int, int]]) -> str:
         """``text`` (typed in lower case) with the capitals a careful writer would give it.
 
@@ -278,9 +284,7 @@ class TemporalReasoner:
         acr = self.tools.entities._acronyms
         chars = list(text)
         for w, s, e in toks:
-            lw = w.lower()
-            if (lw in _QWORDS or lw in _FUNCTION_WORDS or _SCAFFOLD.fullmatch(w) or not w[:1].isalpha()
-                    or lw in _MONTH_WORDS or self._relation_words(w)):
+            if not w[:1].isalpha() or self._not_a_name_word(w):
                 continue
             up = w.upper()
             repl = up if 2 <= len(w) <= 6 and up in acr else w[:1].upper() + w[1:]
@@ -301,10 +305,7 @@ class TemporalReasoner:
 
         def descriptor(x: int) -> bool:
             w = toks[x][0]
-            lw = w.lower()
-            return (0 <= x < len(toks) and not taken[x] and w.isalpha() and w.islower() and lw not in _QWORDS
-                    and lw not in _FUNCTION_WORDS and not _SCAFFOLD.fullmatch(w) and lw not in _MONTH_WORDS
-                    and not self._relation_words(w))
+            return not taken[x] and w.isalpha() and w.islower() and not self._not_a_name_word(w)
 
         tries = []
         if j + 1 < len(toks) and descriptor(j + 1):
@@ -330,14 +331,12 @@ class TemporalReasoner:
         A qualifier that only one name carries ("Combatant (Hizbul Islam)") stays a
         reading of the bare phrase ("the Hizbul Islam fighter").
         """
-        from rapidfuzz import fuzz
-
         m = _QUALIFIED.fullmatch(name)
         if m is None or not m.group(1):
             return False
         head = normalise_tokens(m.group(1))
         words = normalise_tokens(phrase)
-        if not words or any(w == h or fuzz.ratio(w, h) >= 85 for w in words for h in head):
+        if not words or any(_word_in(w, head) for w in words):
             return False
         if self._qualifiers is None:
             counts: dict[tuple[str, ...], int] = {}
@@ -354,8 +353,6 @@ class TemporalReasoner:
         a word of ``name`` (normalised, typo-tolerant), so "Merkel" links to "Angela Merkel"
         but "Volodymyr Zelenskyy" not to "Volodymyr Konstantynov". Descriptions with
         function words ("Foreign Minister of India") are left to the aligner's score."""
-        from rapidfuzz import fuzz
-
         if self._qualifier_only(phrase, name):
             return False
         if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
@@ -363,7 +360,7 @@ class TemporalReasoner:
         if re.fullmatch(r"[A-Z]{2,6}", phrase.strip()) and acronym(name) == phrase.strip():
             return True  # "ECB" for "European Central Bank"  # a description ("Foreign Minister of India"), not a proper name: the aligner decides
         have = normalise_tokens(name)
-        return all(any(w == h or fuzz.ratio(w, h) >= 85 for h in have) for w in normalise_tokens(phrase))
+        return all(_word_in(w, have) for w in normalise_tokens(phrase))
 
     def _anchor_entity(self, phrase: str) -> tuple[str | None, str]:
         ents, problems = self.link_entities(phrase)
@@ -606,10 +603,9 @@ class TemporalReasoner:
             if res.error is not None or not res.aligned:
                 return self._abstain(plan, calls, res.observation)
             answer_role = "tail" if role == "head" else "head"
-            answers = self._rank(res.rows, answer_role, plan.order,
-                                 exclude={plan.known, plan.anchor, *plan.exclude})
-            tie = (self._tie_note(res.rows, answer_role, plan.order, answers)
-                   if plan.operator not in ("count", "exists") else "")
+            stats = self._entity_stats(res.rows, answer_role, exclude={plan.known, plan.anchor, *plan.exclude})
+            answers = self._rank(stats, plan.order)
+            tie = self._tie_note(stats, plan.order, answers) if plan.operator not in ("count", "exists") else ""
             if not answers and plan.operator in ("count", "exists"):
                 doubt = self._relation_doubt(plan, res)
                 if doubt:
@@ -768,7 +764,21 @@ class TemporalReasoner:
         return self._drive(self.program(question))
 
     @staticmethod
-    def _tie_note(rows: list[dict[str, str]], answer_role: str, order: str, answers: list[str]) -> str:
+    def _entity_stats(rows: list[dict[str, str]], answer_role: str,
+                      exclude: set[str | None]) -> dict[str, list[int]]:
+        """Per answer entity: ``[first minute, last minute, number of events]``."""
+        stats: dict[str, list[int]] = {}
+        for r in rows:
+            name = r[answer_role]
+            if name in exclude:
+                continue
+            lo = parse_time(r["time"].split("/")[0]).lo
+            st = stats.setdefault(name, [lo, lo, 0])
+            st[0], st[1], st[2] = min(st[0], lo), max(st[1], lo), st[2] + 1
+        return stats
+
+    @staticmethod
+    def _tie_note(stats: dict[str, list[int]], order: str, answers: list[str]) -> str:
         """Say so when the top answer shares its rank ("first", "last" or "count") with others.
 
         The ranking then breaks the tie (by the other statistics, then by name); a reader
@@ -776,11 +786,6 @@ class TemporalReasoner:
         """
         if len(answers) < 2:
             return ""
-        stats: dict[str, list[int]] = {}
-        for r in rows:
-            lo = parse_time(r["time"].split("/")[0]).lo
-            st = stats.setdefault(r[answer_role], [lo, lo, 0])
-            st[0], st[1], st[2] = min(st[0], lo), max(st[1], lo), st[2] + 1
         col = {"first": 0, "last": 1}.get(order, 2)
         top = stats[answers[0]][col]
         tied = [a for a in answers if stats[a][col] == top]
@@ -792,16 +797,8 @@ class TemporalReasoner:
         return f"{len(tied)} answers tie ({what}): {names}; the data do not single out the first"
 
     @staticmethod
-    def _rank(rows: list[dict[str, str]], answer_role: str, order: str,
-              exclude: set[str | None]) -> list[str]:
-        stats: dict[str, list[int]] = {}
-        for r in rows:
-            name = r[answer_role]
-            if name in exclude:
-                continue
-            lo = parse_time(r["time"].split("/")[0]).lo
-            st = stats.setdefault(name, [lo, lo, 0])
-            st[0], st[1], st[2] = min(st[0], lo), max(st[1], lo), st[2] + 1
+    def _rank(stats: dict[str, list[int]], order: str) -> list[str]:
+        """Answer entities by first date, last date or count (:meth:`_entity_stats`)."""
         if order == "first":
             return sorted(stats, key=lambda n: (stats[n][0], -stats[n][2], n))
         if order == "last":
@@ -823,6 +820,13 @@ _FUNCTION_WORDS = {"than", "not", "also", "only", "both", "either", "neither", "
                    "frequently", "usually", "once", "twice", "thrice", "their", "them", "they", "his", "her",
                    "its", "he", "she", "we", "our", "us", "my", "your", "these", "those", "such", "did",
                    "happen", "happened", "anything", "something", "nothing", "whatever", "how", "why", "own"}
+def _word_in(w: str, words: list[str]) -> bool:
+    """``w`` is one of ``words`` (normalised tokens), up to a typo (rapidfuzz ratio >= 85)."""
+    from rapidfuzz import fuzz
+
+    return any(w == h or fuzz.ratio(w, h) >= 85 for h in words)
+
+
 _QUALIFIED = re.compile(r"\s*(.*?)\s*\((.+)\)\s*")
 _MONTH_WORDS = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
                 "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
