@@ -205,3 +205,14 @@ def test_a_tie_for_the_top_rank_is_reported(ecb_tools):
     assert res.answers[0] == "Viktor Orban" and "tie" not in res.reason
     res = r.answer("Who did the European Central Bank criticize first?")
     assert res.answers[0] == "Romania" and "tie" not in res.reason
+
+
+def test_lower_case_chunks_are_linked_by_typo_spans_or_reported(ecb_tools):
+    """In lower case, a guessed chunk that swallowed a misspelt verb ("segolene royal critisize")
+    is still linked by the typo-tolerant spans; a chunk made of KG name words that links to no
+    name ("hungary", only in "Citizen (Hungary)") is reported, never dropped to answer "0"."""
+    r = TemporalReasoner(ecb_tools)
+    res = r.answer("who did segolene royal critisize first?")
+    assert res.answers[:1] == ["European Central Bank"], (res.answers, res.reason)
+    res = r.answer("how many times did the ecb criticize hungary?")
+    assert res.answers == [] and "'Hungary' is not in the KG" in res.reason, (res.answers, res.reason)

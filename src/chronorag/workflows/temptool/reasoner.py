@@ -128,6 +128,7 @@ class TemporalReasoner:
         self.linker = EntityLinker(tools.store.entities)
         self._rel_vocab: set[str] | None = None
         self._qualifiers: dict[tuple[str, ...], int] | None = None
+        self._name_vocab: set[str] | None = None
         self._last_ids: list[str] = []
         self.retry_inverse = bool(retry_inverse)
         st = tools.store
@@ -158,8 +159,9 @@ class TemporalReasoner:
         "CEO") is first read as if capitalised (:meth:`_truecase`: "ecb" -> "ECB",
         "germany" -> "Germany"); its chunks are then linked only by the typo-tolerant
         linker and by acronyms, since a common noun may stand where a capital was
-        guessed, and an unlinked one is not reported. Two- and three-word spans are
-        also linked typo-tolerantly there.
+        guessed. Two- and three-word spans are also linked typo-tolerantly there; a chunk
+        neither links is reported when all its words are words of KG names ("israel" when
+        only "Jew (Israel)" is in the KG), never dropped.
         """
         toks = _tokens_with_spans(text)
         # typed in lower case: no capital after the first word but in all-capital words ("CEO", "ECB")
@@ -170,6 +172,7 @@ class TemporalReasoner:
         taken = [False] * len(toks)
         found: list[tuple[int, int, str]] = []
         problems: list[str] = []
+        unlinked: list[tuple[int, int, str]] = []  # lower case: chunks made of KG name words, not linked
         spans = []
         for i in range(len(toks)):
             for j in range(min(len(toks), i + self.max_span), i, -1):
@@ -221,6 +224,13 @@ class TemporalReasoner:
                 al = self.tools.align_entity(phrase) if re.fullmatch(r"[A-Z]{2,6}", phrase) else None
                 if al is not None and al.score >= 1.0 and self._contained(phrase, al.name):
                     found.append((toks[k][1], toks[j][2], al.name))
+                else:  # left to the typo-tolerant spans below; reported if they do not link it either
+                    # (a one-word text is a phrase handed over for linking, "germany" as an anchor: its
+                    # caller falls back to the aligner, which a report here would pre-empt)
+                    if len(toks) > 1 and all(w in self._name_words() for w in normalise_tokens(phrase)):
+                        unlinked.append((k, j, link.reason))  # words of KG names ("israel"): a name, not a common word
+                    k = j + 1
+                    continue
             else:
                 al = self.tools.align_entity(phrase)
                 if al.score >= 1.0 and self._contained(phrase, al.name):
@@ -246,6 +256,7 @@ class TemporalReasoner:
                         found.append((toks[i][1], toks[i + size - 1][2], link.name))
                         for x in range(i, i + size):
                             taken[x] = True
+            problems += [why for a, b, why in unlinked if not any(taken[a:b + 1])]
         return sorted(found), problems
 
     @staticmethod
@@ -267,6 +278,12 @@ class TemporalReasoner:
                                for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    def _name_words(self) -> set[str]:
+        """Every normalised word of the KG's entity names (built once)."""
+        if self._name_vocab is None:
+            self._name_vocab = {w for key in self._exact for w in key}
+        return self._name_vocab
 
     def _not_a_name_word(self, w: str) -> bool:
         """A question, function, time or relation word: never part of a name ("who", "than", "may", "visit")."""
