@@ -99,13 +99,16 @@ _DEV = {  # method -> (index option, dev questions)
 _REGISTERED = {"star-rag": "star-rag", "temptool": "tools", "t-grag": "t-grag", "topg": "topg-local"}
 
 
-def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, deadline: float) -> dict:
-    """``name``'s LLM path on the first ``n`` dev questions through the server at ``url``."""
+def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, deadline: float,
+              skip: int = 0) -> dict:
+    """``name``'s LLM path on dev questions ``skip+1`` to ``skip+n`` through the server at ``url``."""
     from chronorag.evaluation import load_questions, make_method, run_eval
     from chronorag.evaluation.runfile import load_run
     from chronorag.integrations.llm import fallbacks
 
-    qs = load_questions(questions, limit=n)
+    qs = load_questions(questions, limit=skip + n)[skip:]
+    if not qs:
+        raise SystemExit(f"{name}: no dev questions after skipping {skip}")
     for q in qs:  # 2Wiki's evidence is triples, not texts: not scored here
         if q.get("evidence") and not all(isinstance(e, str) for e in q["evidence"]):
             q.pop("evidence")
@@ -119,7 +122,8 @@ def _dev_eval(name: str, index_dir: str, questions: Path, n: int, url: str, dead
     calls = sum(int(t.get("calls", 0)) for t in toks)
     total = sum(int(t.get("total_tokens", 0)) for t in toks)
     k = m["n"]
-    return {"method": f"{name} ({k} dev questions)", "questions": k, "completed": k - m["errors"],
+    span = f"dev questions {skip + 1}-{skip + k}" if skip else f"{k} dev questions"
+    return {"method": f"{name} ({span})", "questions": k, "completed": k - m["errors"],
             "completion_rate": round((k - m["errors"]) / k, 2),
             "error": next((r["error"][:200] for r in rows if r.get("error")), None),
             "fallbacks_per_question": _fallbacks_per_question(before, k),
@@ -139,6 +143,8 @@ def _eval_n(text: str) -> dict[str, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected N or method=N,..., got {text!r}") from None
     bad = sorted(set(out) - set(_DEV))
+    if any(v < 0 for v in out.values()):
+        raise argparse.ArgumentTypeError(f"counts must be >= 0, got {text!r}")
     if bad:
         raise argparse.ArgumentTypeError(f"unknown method(s) {bad}; known: {sorted(_DEV)}")
     return out
@@ -156,6 +162,8 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--eval-n", type=_eval_n, default={},
                     help="dev questions per method: N for every method, or e.g. star-rag=20,topg=5 (default: none)")
+    ap.add_argument("--eval-skip", type=_eval_n, default={},
+                    help="skip the first K dev questions (N or method=K,...), to continue a run cut short")
     ap.add_argument("--multitq-index", default=None, help="ICEWS05-15 index (STAR-RAG, TempTool)")
     ap.add_argument("--tgrag-index", default=None, help="T-GRAG index of the Audi reports")
     ap.add_argument("--topg-index", default=None, help="ToPG index of the 2Wiki corpus")
@@ -193,7 +201,7 @@ def main() -> int:
                         continue
                     t1 = time.perf_counter()
                     rows.append(_dev_eval(name, getattr(a, opt), questions, a.eval_n[name], srv.base_url,
-                                          a.deadline))
+                                          a.deadline, a.eval_skip.get(name, 0)))
                     rows[-1]["wall_s"] = round(time.perf_counter() - t1, 1)
                     print(json.dumps({model: rows[-1]}), file=sys.stderr, flush=True)
             if a.kg_irag_n:
