@@ -216,3 +216,68 @@ def test_lower_case_chunks_are_linked_by_typo_spans_or_reported(ecb_tools):
     assert res.answers[:1] == ["European Central Bank"], (res.answers, res.reason)
     res = r.answer("how many times did the ecb criticize hungary?")
     assert res.answers == [] and "'Hungary' is not in the KG" in res.reason, (res.answers, res.reason)
+
+
+DIPLOMACY = """\
+Angela Merkel\tConsult\tFrançois Hollande\t2013-11-20
+Angela Merkel\tConsult\tBarack Obama\t2013-12-01
+Angela Merkel\tConsult\tDavid Cameron\t2014-01-10
+Angela Merkel\tConsult\tMariano Rajoy\t2014-02-03
+Angela Merkel\tConsult\tBarack Obama\t2014-03-05
+Angela Merkel\tConsult\tMatteo Renzi\t2014-04-02
+William Ruto\tMake an appeal or request\tJackson Mandago\t2014-01-06
+William Ruto\tAppeal for intelligence\tPolice (Kenya)\t2014-02-01
+William Ruto\tAppeal to others to meet or negotiate\tCitizen (Kenya)\t2014-10-10
+Ethiopia\tAccuse\tEritrea\t2014-05-01
+Ethiopia\tCriticize or denounce\tSomalia\t2014-05-02
+Barack Obama\tCriticize or denounce\tNorth Korea\t2014-06-01
+Barack Obama\tThreaten\tIran\t2014-06-02
+"""
+
+
+@pytest.fixture(scope="module")
+def diplomacy_index(tmp_path_factory, minilm):
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+
+    d = tmp_path_factory.mktemp("diplomacy")
+    (d / "kg.tsv").write_text(DIPLOMACY, encoding="utf-8")
+    return build_event_index(read_events(d / "kg.tsv", progress=False), d / "idx", encoder=minilm, progress=False)
+
+
+def test_an_anchor_with_a_written_time_reads_the_time_as_the_window(diplomacy_index):
+    """"before Barack Obama in 2014": the anchor is Merkel's 2014 meeting with Obama (not the
+    first one, in 2013) and the answers lie in 2014 before it. Without the year, the first
+    meeting anchors. A year outside the KG is refused as a window ("(in)"), never read as
+    "before 2012"."""
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    r = TemporalReasoner(TemporalKGTools(diplomacy_index))
+    assert r.answer("Who did Angela Merkel consult before Barack Obama in 2014?").answers[:1] == ["Mariano Rajoy"]
+    assert r.answer("who did angela merkel consult before barack obama in 2014?").answers[:1] == ["Mariano Rajoy"]
+    assert r.answer("Who did Angela Merkel consult before Barack Obama?").answers[:1] == ["François Hollande"]
+    assert r.answer("Who did Angela Merkel consult after Barack Obama in 2014?").answers[:1] == ["Matteo Renzi"]
+    # in 2013 the anchor is 2013-12-01 and nothing follows it within 2013
+    res = r.answer("Who did Angela Merkel consult after Barack Obama in 2013?")
+    assert res.answers == [] and res.abstained, res.answers
+    res = r.answer("Who did Angela Merkel consult before Barack Obama in 2012?")
+    assert res.answers == [] and "'2012' (in) is outside the graph's time span" in res.reason, res.reason
+
+
+def test_relation_synonyms_and_misspellings_reach_every_relation(diplomacy_index):
+    """Every relation name competes (no cosine shortlist), so a synonym the encoder does not see
+    ("urged": make an appeal, "blamed": accuse) links even with ``top_n=1``; a misspelt verb is
+    corrected to the relation word one edit away and the reason says so."""
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    r = TemporalReasoner(TemporalKGTools(diplomacy_index, top_n=1))
+    assert r.answer("Who did William Ruto first urge in 2014?").answers[:1] == ["Jackson Mandago"]
+    assert r.answer("Who did Ethiopia blame in 2014?").answers == ["Eritrea"]
+    res = r.answer("Who did Barack Obama critisize in 2014?")
+    assert res.answers == ["North Korea"], res.reason
+    assert "correcting the spelling of 'critisize' to 'criticize'" in res.reason
+    assert r.answer("Who did Barack Obama threatend in 2014?").answers == ["Iran"]
+    # a real word is never "corrected", and an unknown word is refused, not guessed
+    tools = TemporalKGTools(diplomacy_index)
+    assert tools._respell("consulted")[1] == [] and tools._respell("criticise")[1] == []
+    assert r.answer("Who did Barack Obama xylophonize in 2014?").answers == []

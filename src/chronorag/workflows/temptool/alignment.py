@@ -118,7 +118,7 @@ _RELATION_SYNONYMS = {
     "intention": "intent", "intentions": "intent", "willing": "intent", "willingness": "intent",
     "desire": "intent",
     "condemn": "criticize", "condemned": "criticize", "condemnation": "criticize", "denunciation": "denounce",
-    "blame": "criticize", "blamed": "criticize", "criticise": "criticize", "criticised": "criticize",
+    "blame": "accuse", "blamed": "accuse", "criticise": "criticize", "criticised": "criticize",
     "criticism": "criticize", "commend": "praise", "commended": "praise", "laud": "praise",
     "lauded": "praise", "applaud": "praise", "ask": "appeal", "asked": "appeal", "request": "appeal",
     "requested": "appeal", "plead": "appeal", "remark": "comment", "remarks": "comment",
@@ -126,6 +126,8 @@ _RELATION_SYNONYMS = {
     "phone": "telephone", "hosted": "host", "treaty": "agreement", "deal": "agreement",
     "attack": "fight", "attacked": "fight", "talk": "negotiate", "talks": "negotiation",
     "meeting": "meet", "met": "meet", "visited": "visit", "gave": "provide", "give": "provide",
+    "urge": "make appeal", "urged": "make appeal", "slam": "criticize", "slammed": "criticize", "rebuke": "criticize",
+    "rebuked": "criticize", "hail": "praise", "hailed": "praise",
 }
 
 

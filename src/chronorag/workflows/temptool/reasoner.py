@@ -47,6 +47,8 @@ _SCAFFOLD = re.compile(
     r"on|at|for|of|so|to|by|it|that|this|can|you|tell|me|please|initially|finally|ever)\b",
     re.I,
 )
+# prepositions that make a written time an order's bound ("before 2014"), not a window ("in 2014")
+_ORDER_PREPS = {"before", "until", "by", "prior to", "after", "since"}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u00a0./&-]*")
 
 
@@ -69,6 +71,7 @@ class ToolPlan:
     exclude: list[str] = field(default_factory=list)
     anchor_note: str = ""
     rel_note: str = ""
+    rel_guessed: bool = False  # the relation was linked by embedding similarity alone
 
     def describe(self) -> str:
         """One line for traces."""
@@ -467,7 +470,15 @@ class TemporalReasoner:
             if name is None:
                 return None, why
             plan.anchor = name
-        if q.window is not None:
+        if q.anchor is not None and q.times:
+            # "before X in 2014": the anchor sets the order, the written time is the window that
+            # both the anchor event and the answers must fall in (``_anchor_time``, ``_window_for``)
+            if len(q.times) > 2 or any(t.prep in _ORDER_PREPS for t in q.times):
+                return None, (f"cannot represent: the anchor '{q.anchor}' together with the time(s) "
+                              + ", ".join(repr(t.text) for t in q.times))
+            plan.begin_time, plan.end_time = str(q.times[0].point), str(q.times[-1].point)
+            plan.type = "in/on" if len(q.times) == 1 else "between"
+        elif q.window is not None:
             plan.begin_time, plan.end_time, plan.type = q.window
         elif q.constraint == "in":
             t = q.times[0].point
@@ -491,6 +502,7 @@ class TemporalReasoner:
             self._last_ids = [r["id"] for r in res.rows if "id" in r]
         if res.aligned.get("rel_note"):
             plan.rel_note = res.aligned["rel_note"]
+            plan.rel_guessed = res.aligned.get("rel_how") == "embedding"
         if res.aligned.get("rel") and res.rows:
             # later calls reuse the relation this call resolved (as an agent reuses observations)
             plan.relation = res.aligned["rel"]
@@ -507,24 +519,35 @@ class TemporalReasoner:
         if role != "tail":  # answers are tails: the anchor is a tail too
             pairs = pairs[::-1]
         res = None
+        scope = self._scope(plan)
         for k, (h, t) in enumerate(pairs):
             res = yield from self._call(calls, plan, "Get_time", head=h, rel=plan.relation, tail=t)
-            if res.rows:
+            starts = [(parse_time(x), x) for x in (r["time"].split("/")[0] for r in res.rows)]
+            if scope is not None:  # "before X in 2014": X's event in 2014
+                starts = [(p, x) for p, x in starts if p.lo < scope[1] and p.hi > scope[0]]
+            if starts:
                 if k:
                     plan.anchor_note = (f"the anchor event exists only as ({h}, {res.aligned.get('rel')}, {t}); "
                                         f"the question is read in that direction")
-                return min((r["time"].split("/")[0] for r in res.rows), key=lambda x: parse_time(x).lo), res
+                return min(starts, key=lambda px: px[0].lo)[1], res
             if not res.aligned:
                 break
         assert res is not None
         return None, res
+
+    @staticmethod
+    def _scope(plan: ToolPlan) -> tuple[int, int] | None:
+        """The written time window of an anchor question ("before X *in 2014*") in minutes, or ``None``."""
+        if plan.anchor is None or (plan.begin_time, plan.end_time) == ("-inf", "inf"):
+            return None
+        return parse_time(plan.begin_time).lo, parse_time(plan.end_time).hi
 
     def _relation_doubt(self, plan: ToolPlan, res: ToolResult) -> str:
         """Why a negative answer (0, "no") cannot be trusted: the relation was linked only loosely."""
         rel = res.aligned.get("rel")
         if rel is None:
             return ""
-        if plan.rel_note and self._any_event(plan, res):  # linked by embedding similarity alone
+        if plan.rel_guessed and self._any_event(plan, res):  # linked by embedding similarity alone
             return (f"no events of {rel!r} found, but the question's relation was linked by embedding only "
                     f"({plan.rel_note}); a '0' or 'no' would rest on that guess")
         al = self.tools.align_relation(plan.relation)
@@ -565,10 +588,11 @@ class TemporalReasoner:
         if q.offset is not None:
             b, e, k = _offset_window(parse_time(t).lo, q.offset)
             return {"begin_time": b, "end_time": e, "type": k}
+        scoped = self._scope(plan) is not None  # the anchor lies inside the written window
         if q.constraint == "before":
-            return {"begin_time": "-inf", "end_time": t, "type": "before"}
+            return {"begin_time": plan.begin_time if scoped else "-inf", "end_time": t, "type": "before"}
         if q.constraint == "after":
-            return {"begin_time": t, "end_time": "inf", "type": "after"}
+            return {"begin_time": t, "end_time": plan.end_time if scoped else "inf", "type": "after"}
         tp = parse_time(t)  # same day/month/year
         same = Granularity.DAY if q.same_granularity is None else q.same_granularity
         tt = minutes_to_iso(tp.lo, min(same, tp.granularity))
@@ -599,8 +623,10 @@ class TemporalReasoner:
                 if plan.anchor_note:  # the anchor's direction decides the reading
                     role = "tail" if role == "head" else "head"
                 if t is None:
+                    within = (" in " + " .. ".join(dict.fromkeys(x.text for x in q.times))
+                              if self._scope(plan) is not None else "")
                     last_obs = (ares.observation if not ares.aligned else
-                                f"no event of {plan.anchor} {plan.relation!r} {plan.known} to anchor "
+                                f"no event of {plan.anchor} {plan.relation!r} {plan.known}{within} to anchor "
                                 f"'{q.anchor}' on")
                     continue
             window = self._window_for(plan, t)
@@ -733,9 +759,11 @@ class TemporalReasoner:
             return None
         for t in q.times:
             p = t.point
-            outside = {"before": p.lo <= lo, "after": p.hi >= hi}.get(q.constraint, p.hi <= lo or p.lo >= hi)
+            # with an anchor ("before X in 2014") the written time is a window, not the order's bound
+            kind = "in" if q.anchor is not None else q.constraint
+            outside = {"before": p.lo <= lo, "after": p.hi >= hi}.get(kind, p.hi <= lo or p.lo >= hi)
             if outside:
-                return (f"the question's time {t.text!r} ({q.constraint}) is outside the graph's time span "
+                return (f"the question's time {t.text!r} ({kind}) is outside the graph's time span "
                         f"{span}: no records, so the answer is unknown")
         return None
 

@@ -55,6 +55,9 @@ Errors
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -86,11 +89,30 @@ MIN_ALIGNMENT_SCORE = 0.6
 RELATION_EMBED_FLOOR = 0.25
 #: ... and leads the runner-up by this much ...
 RELATION_EMBED_MARGIN = 0.05
+#: ... or, when only the relations the known entities take part in are compared, by this much:
+#: that comparison already leans on the entities, so a weak lead there is not enough ('urge' ~
+#: 'Refuse to yield' 0.36 against 0.30 for China, static encoder, was such a wrong pick)
+RELATION_EMBED_PRESENT_MARGIN = 0.10
 #: ... (among the entities' own relations: when within this much of the vocabulary's best)
 RELATION_EMBED_EPS = 0.03
+#: relation vocabularies up to this size are reranked whole, not through a cosine shortlist
+_ALL_RELATIONS_UP_TO = 2000
 ORDERS = ("earliest", "latest")
 #: how Rank_entities orders entities
 RANK_BY = ("count", "first", "last")
+
+
+@functools.lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Whole words of the MiniLM WordPiece vocabulary (empty when it is not installed): a word
+    found there is a real word, never a misspelling to correct."""
+    try:
+        from chronorag.graphs.encoders import minilm_path
+
+        text = (minilm_path() / "vocab.txt").read_text(encoding="utf-8")
+    except (ImportError, OSError, ChronoRAGError):
+        return frozenset()
+    return frozenset(w for w in text.split() if w.isalpha() and w.islower())
 
 
 class _ArgumentError(ValueError):
@@ -150,8 +172,12 @@ class TemporalKGTools:
         enc = index.encoder
         self.entities = NameAligner(self.store.entities, index.name_vectors("entity"), enc,
                                     top_n=top_n, reranker=entity_reranker)
+        # relation vocabularies are small (ICEWS: ~250): every name competes, so a phrase linked by a
+        # shared word or synonym ("urged" ~ "appeal request") is never lost to the cosine shortlist
+        n_rel = len(self.store.relations)
         self.relations = NameAligner([r.lower() for r in self.store.relations],
-                                     index.name_vectors("relation"), enc, top_n=top_n,
+                                     index.name_vectors("relation"), enc,
+                                     top_n=n_rel if n_rel <= _ALL_RELATIONS_UP_TO else top_n,
                                      reranker=relation_reranker or LexicalReranker(
                                          tokenizer=relation_tokens, qualifier_weight=0.0))
         self._check_dim()
@@ -219,16 +245,56 @@ class TemporalKGTools:
         if head is not None or tail is not None:
             present[s.relations_of(subject=None if head is None else s.entities[head],
                                    object=None if tail is None else s.entities[tail])] = 1.0
-        self._vectors(phrase)
-        qv = self._vec_cache.get(phrase)
-        al = self.relations.align(phrase, prior=(lambda c: present[c]) if present.any() else None, vector=qv)
-        al = Alignment(query=al.query, name=s.relations[al.index], index=al.index, score=al.score,
+        lexical = self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
+        fixed, fixes = self._respell(phrase) if lexical else (phrase, [])
+        self._vectors(fixed)
+        qv = self._vec_cache.get(fixed)
+        al = self.relations.align(fixed, prior=(lambda c: present[c]) if present.any() else None, vector=qv)
+        al = Alignment(query=phrase, name=s.relations[al.index], index=al.index, score=al.score,
                        candidates=al.candidates)
-        if (self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
-                and not self._shares_word(phrase, al.name)):  # an LLM reranker's pick stands as it is
-            al = self._embedding_relation(phrase, al, present, qv)
+        if lexical and not self._shares_word(fixed, al.name):  # an LLM reranker's pick stands as it is
+            al = self._embedding_relation(fixed, al, present, qv)
+        elif fixes and al.score >= (self.min_score or 0.0):
+            al = dataclasses.replace(al, how="spelling", note=f"relation {phrase!r} read as {al.name!r} after correcting the "
+                                     "spelling of " + ", ".join(f"{a!r} to {b!r}" for a, b in fixes))
         self._align_cache[key] = al
         return al
+
+    @functools.cached_property
+    def _relation_words(self) -> tuple[list[str], set[str]]:
+        """The words of the relation names (lower case, six letters or more) and the stems of all."""
+        words = {w for r in self.store.relations for w in re.findall(r"[a-z]+", r.lower().replace("_", " "))}
+        stems = {t for r in self.store.relations for t in relation_tokens(r.replace("_", " "))}
+        return sorted(w for w in words if len(w) >= 6), stems
+
+    def _respell(self, phrase: str) -> tuple[str, list[tuple[str, str]]]:
+        """``phrase`` with misspelt words replaced by the relation-name word they are closest to.
+
+        A word of six letters or more that no relation name has (not even its stem) and that is
+        not a known English word (the MiniLM vocabulary, when installed) is replaced by the one
+        relation-name word within one edit (two from nine letters): "critisize" is "criticize".
+        Two equally close words, or none, leave it as written.
+        """
+        from rapidfuzz import process
+        from rapidfuzz.distance import Levenshtein
+
+        words, stems = self._relation_words
+        known = _english_words()
+        fixes: list[tuple[str, str]] = []
+
+        def fix(m: re.Match[str]) -> str:
+            w = m.group(0).lower()
+            if len(w) < 6 or w in known or set(relation_tokens(w)) & stems:
+                return m.group(0)
+            hits = process.extract(w, words, scorer=Levenshtein.distance, limit=2,
+                                   score_cutoff=1 if len(w) < 9 else 2)
+            if not hits or (len(hits) > 1 and hits[1][1] == hits[0][1]):
+                return m.group(0)
+            fixes.append((m.group(0), hits[0][0]))
+            return hits[0][0]
+
+        out = re.sub(r"[A-Za-z]+", fix, phrase)
+        return out, fixes
 
     @staticmethod
     def _shares_word(phrase: str, name: str) -> bool:
@@ -249,7 +315,8 @@ class TemporalKGTools:
         - otherwise, among the relations the known entities take part in, the best one is taken
           when it is within :data:`RELATION_EMBED_EPS` of the global best (no relation the
           entities do not take part in is clearly closer: that one would give "no events"),
-          reaches the floor and leads the next such relation by the margin (or is the only one).
+          reaches the floor and leads the next such relation by
+          :data:`RELATION_EMBED_PRESENT_MARGIN` (or is the only one).
 
         Anything else is a "no match" naming the closest names (the caller abstains).
         """
@@ -264,6 +331,7 @@ class TemporalKGTools:
         r2 = float(cos[order[1]]) if len(order) > 1 else -1.0
         pick: int | None = None
         why = ""
+
         if r1 >= RELATION_EMBED_FLOOR and r1 - r2 >= RELATION_EMBED_MARGIN:
             pick = int(order[0])
             why = f"runner-up {names[int(order[1])]!r} {r2:.2f}" if len(order) > 1 else ""
@@ -271,7 +339,8 @@ class TemporalKGTools:
             pres = [int(i) for i in order if present[i]]
             p1 = float(cos[pres[0]])
             p2 = float(cos[pres[1]]) if len(pres) > 1 else -1.0
-            if p1 >= RELATION_EMBED_FLOOR and p1 >= r1 - RELATION_EMBED_EPS and p1 - p2 >= RELATION_EMBED_MARGIN:
+            if (p1 >= RELATION_EMBED_FLOOR and p1 >= r1 - RELATION_EMBED_EPS
+                    and p1 - p2 >= RELATION_EMBED_PRESENT_MARGIN):
                 pick = pres[0]
                 why = ("the only relation the entities take part in" if len(pres) == 1 else
                        f"runner-up among the entities' relations {names[pres[1]]!r} {p2:.2f}")
@@ -394,8 +463,8 @@ class TemporalKGTools:
             return self._no_match("Get_time", nm, call, t0)
         ids = self.store.query(subject=h.name, relation=r.name, object=t.name)
         aligned = {"head": h.name, "rel": r.name, "tail": t.name}
-        if r.how == "embedding":
-            aligned["rel_note"] = r.note
+        if r.how in ("embedding", "spelling"):
+            aligned["rel_note"], aligned["rel_how"] = r.note, r.how
         return self._finish("Get_time", ids, aligned, t0, call, o)
 
     def get_head_entity(self, tail: str, rel: str, begin_time: str = "-inf", end_time: str = "inf",
@@ -451,8 +520,8 @@ class TemporalKGTools:
         except ChronoRAGError as exc:  # a window that ends before it begins
             return self._error(tool, exc, t0)
         aligned = {role: e.name, "rel": r.name}
-        if r.how == "embedding":
-            aligned["rel_note"] = r.note
+        if r.how in ("embedding", "spelling"):
+            aligned["rel_note"], aligned["rel_how"] = r.note, r.how
         if drop:
             other = self.store.object if role == "head" else self.store.subject
             ids = ids[~np.isin(other[ids], np.fromiter(drop, dtype=np.int64))]
