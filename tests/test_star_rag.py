@@ -165,6 +165,31 @@ def test_star_rag_answers_with_llm_over_http(ecb_index):
     assert "1. On " in prompt and pred.info["tokens"]["calls"] == 1
 
 
+def test_star_rag_method_takes_an_llm_object(ecb_index):
+    """``make_method("star-rag", ..., llm=...)`` reads with the given LLM (an ``LLMConfig`` or a
+    LangChain chat model; the demo passes its configured one); an endpoint and an object together
+    are refused, and an unknown object is an error, not the no-LLM mode."""
+    from langchain_openai import ChatOpenAI
+
+    from chronorag.errors import LLMError
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.llm import LLMConfig
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    q = {"quid": 3, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
+    with ScriptedOpenAIServer(["1. Romania", "1. Ireland"]) as srv:
+        pred = make_method("star-rag", ecb_index.path, llm=LLMConfig(base_url=srv.base_url))(q)
+        assert pred.answers == ["Romania"] and pred.info["tokens"]["calls"] == 1
+        chat = ChatOpenAI(base_url=srv.base_url, api_key="x", model="chronorag")
+        assert make_method("star-rag", ecb_index.path, llm=chat)(q).answers == ["Ireland"]
+        assert len(srv.requests) == 2
+        with pytest.raises(ValueError, match="not both"):
+            make_method("star-rag", ecb_index.path, llm_url=srv.base_url, llm=LLMConfig(base_url=srv.base_url))
+    with pytest.raises(LLMError):
+        make_method("star-rag", ecb_index.path, llm=object())
+
+
 def test_llm_candidates_in_no_retrieved_event_are_dropped_and_none_left_abstains(ecb_index):
     """A small model writes dates and names that no retrieved event holds (seen with SmolLM2:
     "2016-02-28" for a KG that ends in 2015); those are dropped and counted, a near spelling

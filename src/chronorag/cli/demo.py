@@ -206,36 +206,28 @@ def _chat(cfg: Any) -> Any:
 # ------------------------------------------------------------------------------------ methods
 def _star_rag(cfg: Any, res: dict[str, Any], *, idx: Any, **_: Any) -> Any:
     from chronorag.evaluation import make_method
-    from chronorag.integrations.llm import record_fallback
-    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
     from chronorag.retrievers.star_rag.rule_graph import build_rule_graph
 
     t0 = time.perf_counter()
     rg = build_rule_graph(idx.store, progress=False)
     rg.save(idx.path)
-    retriever = StarRAGRetriever(idx, rg)
     yield (f"rule graph: {rg.stats.get('rule_nodes', '?')} rule nodes, {rg.stats.get('selected_edges', '?')} MDL-selected temporal edges "
            f"in {time.perf_counter() - t0:.1f} s")
-    # no LLM: exactly what `chronorag ask/eval --method star-rag` does (reasoner over the retrieved
-    # events, then the constrained reader, else an abstention with its reason)
-    method = make_method("star-rag", idx.path) if cfg is None else None
+    # exactly what `chronorag ask/eval --method star-rag` does: with an LLM, its answers kept only
+    # where the retrieved events show them; without, the reasoner over the retrieved events, then
+    # the constrained reader, else an abstention with its reason
+    method = make_method("star-rag", idx.path, llm=cfg)
     for i, (q, gold) in enumerate(STAR_QUESTIONS):
-        why = ""
         with _ask(res, "star-rag", i):
-            if method is None:
-                ids, info = retriever.retrieve_event_ids(q)
-                events = idx.store.events(ids)
-                answers, dropped = ground_answers(answer_with_llm(cfg, q, events), events)
-                if dropped:
-                    record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event")
-                how = "LLM reader over the retrieved events" + (f", {len(dropped)} ungrounded candidate(s) dropped"
-                                                                if dropped else "")
-            else:
-                pred = method({"question": q, "quid": f"demo-star-rag-{i}"})
-                answers, info = list(pred.answers), pred.info
-                events = idx.store.events(info["event_ids"])
-                how = str(info.get("mode", "no-LLM reader over the retrieved events"))
-                why = pred.reason
+            pred = method({"question": q, "quid": f"demo-star-rag-{i}"})
+        answers, info, why = list(pred.answers), pred.info, pred.reason
+        events = idx.store.events(info["event_ids"])
+        if cfg is None:
+            how = str(info.get("mode", "no-LLM reader over the retrieved events"))
+        else:
+            dropped = info.get("ungrounded") or []
+            how = "LLM reader over the retrieved events" + (f", {len(dropped)} ungrounded candidate(s) dropped"
+                                                            if dropped else "")
         res["answered"] += bool(answers)
         res["reference_match"] = res.get("reference_match", 0) + (answers[:1] == [gold])
         yield f"Q: {q}   (reference: {gold})"

@@ -11,7 +11,7 @@ from chronorag.evaluation.runner import Method, Prediction, register_method
 from chronorag.retrievers.reader import read_events
 
 
-def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None,
+def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
                   personalization: str = "star", use_rule_graph: bool = True, reference: str | None = None,
                   **_: Any) -> Method:
     """STAR-RAG retrieval; answers from the LLM (only candidates the retrieved events show:
@@ -20,17 +20,23 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
-    neither can apply the question's constraints to the retrieved events."""
+    neither can apply the question's constraints to the retrieved events.
+
+    ``llm_url`` (an OpenAI-compatible endpoint) or ``llm`` (anything
+    :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
+    LangChain chat model) selects the LLM reader; neither is the no-LLM mode."""
     from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
-    from chronorag.integrations.llm import LLMConfig, record_fallback
+    from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
     index = EventIndex.load(index_dir)
     retriever = StarRAGRetriever(index, personalization=personalization, use_rule_graph=use_rule_graph)
-    cfg = LLMConfig(base_url=llm_url) if llm_url else None
+    if llm_url and llm is not None:
+        raise ValueError("give llm_url or llm, not both")
+    cfg = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     tools = TemporalKGTools(index) if cfg is None else None
     reasoner = TemporalReasoner(tools, reference=reference) if tools is not None else None
 
