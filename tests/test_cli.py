@@ -96,3 +96,20 @@ def test_star_rag_and_tools_from_cli(tmp_path, capsys):
         assert main(["-q", "eval", "multitq", str(out), str(qs), "--method", method,
                      "--out", str(tmp_path / f"{method}.jsonl")]) == 0
         assert _last_json(capsys.readouterr().out)["hits@1"] == 1.0, method
+
+
+def test_a_reader_that_leaves_early_gets_no_error(tmp_path):
+    """`chronorag ... | head -1`: the closed pipe ends the command quietly with 0, no
+    "error: [Errno 32] Broken pipe" and no "Exception ignored" at exit."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from chronorag.cli import main; "
+            "sys.exit(main(['kg-irag', 'ask', '--source', 'nyc-weather', "
+            "'Can I fly out of JFK on 2013-07-01 09:00-13:00 without rain?']))")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline().startswith(b"Q: Can I fly out of JFK")
+    p.stdout.close()  # the reader leaves before the rest is written
+    err = p.stderr.read().decode() if p.stderr is not None else ""
+    assert p.wait(timeout=120) == 0, err
+    assert "Broken pipe" not in err and "Exception ignored" not in err, err

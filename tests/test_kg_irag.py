@@ -182,7 +182,20 @@ def test_parser_phrasings_and_errors(kg):
     p = parse_question("May 1 2013 5pm, B, 2 hours: can I avoid strong wind?", kg)
     assert (p.place, p.event, p.anchor, p.duration, p.polarity) == ("B", "strong wind", _t(17), 120, "avoid")
     p = parse_question("Can I avoid rain at C on May 1, 2013 3 hours from noon?", kg)
-    assert p.anchor == _t(0) and p.duration == 180  # a bare number after a date is not a clock time
+    assert p.anchor == _t(12) and p.duration == 180  # "3" is no clock time; "noon" is
+    # clock times standing alone take the date's day; two of them joined are the window
+    for q in ("Can I fly out of C on 2013-05-01 09:00-13:00 without rain?",
+              "Can I fly out of C on 2013-05-01 from 09:00 to 13:00 without rain?",
+              "Can I fly out of C on May 1, 2013 between 9am and 1pm without it raining?",
+              "Can I fly out of C on 2013-05-01 at 9 without rain for 4 hours?"):
+        p = parse_question(q, kg)
+        assert (p.place, p.event, p.anchor, p.duration, p.polarity) == ("C", "rain", _t(9), 240, "avoid"), q
+    p = parse_question("Was it raining at C on 2013-05-01 22:00-02:00?", kg)
+    assert (p.anchor, p.duration, p.polarity) == (_t(22), 240, "detect")
+    with pytest.raises(DataFormatError, match="'tomorrow' needs a date.*2013-"):
+        parse_question("Can I fly out of C tomorrow 09:00-13:00 without rain?", kg)
+    with pytest.raises(DataFormatError, match="impossible time"):
+        parse_question("Will it rain at C on 2013-05-01 25:00-26:00?", kg)
     with pytest.raises(DataFormatError, match="place"):
         parse_question("Will it rain in Paris on 2013-05-01 for 2 hours?", kg)
     with pytest.raises(DataFormatError, match="horizon"):

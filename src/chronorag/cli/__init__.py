@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -269,6 +270,10 @@ def _main(argv: list[str] | None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return _interrupted(f"chronorag {args.command}")
+    except BrokenPipeError:  # `chronorag ... | head`: the reader left; say nothing, as Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if _INTERRUPTED:  # a library turned the Ctrl-C into another error
             return _interrupted(f"chronorag {args.command}")

@@ -3,13 +3,16 @@
 It reads the place (code or display name), the event (rule name or alias), the
 anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm``,
 ``March 5, 2013 at 14:00``, ``Jul 4 2013 5pm``, ``2013-03-05`` / ``March 5, 2013`` for
-daily data), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
-from``, ``between X and Y``), the horizon
+daily data; a clock time written apart from the date, ``on 2013-03-05 at 9``, ``9am``, ``noon``,
+takes the date's day), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
+from``, or a window: ``09:00-13:00``, ``from 9am to 1pm``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
 type (Q2 latest-before, Q3 earliest-after: a question asking for a time, read by
 which way it looks from the plan; else Q1) and the Q1 polarity (``avoid`` when the event is
 negated just before it is named: "without rain", "free of rain"; else ``detect``) (``avoid``:
-yes = no event; ``detect``: yes = the event occurs).
+yes = no event; ``detect``: yes = the event occurs). The event's name may be inflected ("raining",
+"foggy"). "Tomorrow" and other relative days are refused with the records' date range: records
+have no "now" to count from.
 """
 
 from __future__ import annotations
@@ -118,13 +121,19 @@ def _match_place(text: str, kg: RecordKG) -> str | None:
     return None
 
 
+def _event_re(name: str) -> str:
+    """A pattern for an event name with its last word inflected: "rain" also matches "raining",
+    "rained", "rainy"; "fog" also matches "foggy"."""
+    return rf"\b{re.escape(name.lower())}(?:s|es|ed|ing|y|[a-z](?:y|ing|ed))?\b"
+
+
 def _match_event(text: str, kg: RecordKG) -> str | None:
     low = text.lower()
     names = []
     for r in kg.spec.rules:
         names += [(r.name, r.name)] + [(a, r.name) for a in r.aliases]
     for name, ev in sorted(names, key=lambda x: -len(x[0])):
-        if re.search(rf"\b{re.escape(name.lower())}\b", low):
+        if re.search(_event_re(name), low):
             return ev
     return None
 
@@ -138,7 +147,7 @@ def _polarity(q: str, kg: RecordKG) -> str:
     ("without rain", "free of rain", "not get any rain"), else ``detect`` (yes = the event occurs)."""
     low = q.lower()
     names = [a.lower() for r in kg.spec.rules for a in (r.name, *r.aliases)]
-    pos = [m.start() for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", low)]
+    pos = [m.start() for n in names for m in re.finditer(_event_re(n), low)]
     if not pos:
         return "avoid" if not _DETECT.search(q) else "detect"
     p = min(pos)
@@ -150,8 +159,56 @@ def _span_minutes(n: str, unit: str) -> int:
     return int(n) * (1440 if u.startswith("d") else 1 if u.startswith("min") else 60)
 
 
-def _times(text: str) -> list[tuple[int, int]]:
-    """All time mentions as (position, minute)."""
+# a clock time on its own ("09:00", "13:30", "9am", "1 pm", "noon"), read on the day of the date
+# written before it (or the question's only date): "2013-01-05 09:00-13:00", "between 9am and 1pm"
+_CLOCK = re.compile(r"(?<![\d:.])(?:(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?|(\d{1,2})\s*(am|pm)\b|(noon|midday|midnight)\b|"
+                    r"(?<=\bat\s)(\d{1,2})(?:\s*o'?clock)?(?!\s*(?:hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[\d:.,/-])))"
+                    r"(?![\d:])", re.I)
+# what joins two clock times into a window: "09:00-13:00", "from 9 to 1", "between X and Y", "X until Y"
+_RANGE_JOIN = re.compile(r"^\s*(?:-|\u2013|\u2014|to|till|until|and|through)\s*$", re.I)
+# relative days: the records have no "now" to count from
+_RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week)|"
+                           r"next (?:week|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
+
+
+def _clock_minutes(m: re.Match[str]) -> int:
+    """Minutes after midnight of a :data:`_CLOCK` match."""
+    if m.group(6):
+        return 0 if m.group(6).lower() == "midnight" else 12 * 60
+    h = int(m.group(1) or m.group(4) or m.group(7))
+    mi = int(m.group(2) or 0)
+    ap = m.group(3) or m.group(5)
+    if ap:
+        if not 1 <= h <= 12:
+            raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
+        h = h % 12 + (12 if ap.lower() == "pm" else 0)
+    if h > 23 or mi > 59:
+        raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
+    return h * 60 + mi
+
+
+def _times(text: str) -> list[tuple[int, int, int]]:
+    """All time mentions as (start, minute, end) in the question, in order.
+
+    Dates with an optional clock time first; then clock times standing alone, each read on
+    the day of the closest date written before it (or the first date when none precedes).
+    """
+    dated = _dated_times(text)
+    out = [(a, t, e) for a, t, e, _c in dated]
+    day_only = set()
+    for m in _CLOCK.finditer(text):
+        if any(a <= m.start() < e for a, _t, e, _c in dated) or not dated:
+            continue
+        k = max([i for i, d in enumerate(dated) if d[0] < m.start()], default=0)
+        out.append((m.start(), dated[k][1] // 1440 * 1440 + _clock_minutes(m), m.end()))
+        if not dated[k][3]:  # "on 2013-01-05 between 09:00 and 13:00": the date gives the day only
+            day_only.add(dated[k][0])
+    return sorted(x for x in out if x[0] not in day_only)
+
+
+def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
+    """Date mentions, with the clock time written right after them, as (start, minute, end,
+    has a clock time)."""
     out = []
     for m in _ISO_DT.finditer(text):
         try:
@@ -162,8 +219,11 @@ def _times(text: str) -> list[tuple[int, int]]:
             h = int(m.group(2))
             if m.group(4):
                 h = h % 12 + (12 if m.group(4).lower() == "pm" else 0)
-            t = t.replace(hour=h, minute=int(m.group(3)))
-        out.append((m.start(), parse_time(t).lo))
+            try:
+                t = t.replace(hour=h, minute=int(m.group(3)))
+            except ValueError:
+                raise DataFormatError(f"impossible time {m.group(0)!r} in the question") from None
+        out.append((m.start(), parse_time(t).lo, m.end(), bool(m.group(2))))
     for m in _LONG_DT.finditer(text):
         mon = _MONTHS.get(m.group(1).lower().rstrip(".")) or next(
             v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
@@ -178,9 +238,28 @@ def _times(text: str) -> list[tuple[int, int]]:
             h = int(m.group(4))
             if m.group(6):
                 h = h % 12 + (12 if m.group(6).lower() == "pm" else 0)
-            t = t.replace(hour=h, minute=int(m.group(5) or 0))
-        out.append((m.start(), parse_time(t).lo))
+            try:
+                t = t.replace(hour=h, minute=int(m.group(5) or 0))
+            except ValueError:
+                raise DataFormatError(f"impossible time {m.group(0).strip()!r} in the question") from None
+        clock = bool(m.group(4) and (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)))
+        out.append((m.start(), parse_time(t).lo, m.end() if clock else m.end(3), clock))
     return sorted(out)
+
+
+def _window(q: str, times: list[tuple[int, int, int]]) -> int:
+    """Minutes between the first two times when the question writes them as a window
+    ("09:00-13:00", "from 9am to 1pm", "between X and Y"); 0 otherwise. An end at or before
+    the start on the same day is read as the next day ("22:00-02:00")."""
+    if len(times) < 2:
+        return 0
+    (_a0, t0, e0), (a1, t1, _e1) = times[0], times[1]
+    joined = _RANGE_JOIN.match(q[e0:a1]) is not None
+    if not joined and not (re.search(r"\bbetween\b", q[:a1], re.I) and t1 > t0):
+        return 0
+    if t1 <= t0 and t1 // 1440 == t0 // 1440:
+        t1 += 1440
+    return t1 - t0
 
 
 # a question asking for a time, and which way from the plan it looks (generic English, no template words)
@@ -225,6 +304,12 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
         raise DataFormatError(f"no known event in the question; events: {[r.name for r in kg.spec.rules]}")
     times = _times(q)
     if not times:
+        rel = _RELATIVE_DAY.search(q)
+        if rel:
+            lo, hi = kg.time_range()
+            raise DataFormatError(f"{rel.group(0)!r} needs a date: these records have no 'now' to count from "
+                                  f"(they cover {minutes_to_iso(lo)[:10]} .. {minutes_to_iso(hi)[:10]}); "
+                                  "write the date, e.g. 2013-03-05 09:00-13:00")
         raise DataFormatError("no date or time in the question (use e.g. 2013-03-05 14:00 or March 5, 2013 at 14:00)")
     anchor = times[0][1]
     qtype = _qtype(q)
@@ -232,11 +317,8 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     hm = _HORIZON.search(q)
     if hm:
         horizon = _span_minutes(hm.group(1), hm.group(2))
-    dur = 0
-    m_between = re.search(r"\bbetween\b", q, re.I)
-    if m_between and len(times) >= 2 and times[1][1] > anchor:
-        dur = times[1][1] - anchor
-    else:
+    dur = _window(q, times)
+    if not dur:
         for m in _DURATION.finditer(q):
             if hm and hm.start() <= m.start() < hm.end():
                 continue
