@@ -103,6 +103,23 @@ def test_retrievers(tgrag_index):
         TGragRetriever(idx, decompose="magic")
 
 
+def test_no_llm_extract_needs_the_question_words_and_says_what_is_missing(tgrag_index):
+    """Without an LLM the answer is the best retrieved sentence *that holds one of the question's
+    informative words* (and a number for "how many", and a year no report covers): never a
+    sentence about something else. A period with none is "(not found)", said in ``reason``."""
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    r = TGragRetriever(idx)
+    out = answer_tgrag(r, "How many deliveries did Audi make in 2022?")  # "deliveries" ~ "delivered"
+    assert "1,614,231" in out["answer"] and not out["abstained"], out
+    out = answer_tgrag(r, "What did Audi's helicopter division earn in 2019?")
+    assert out["abstained"] and out["answer"] == "" and "helicopt" in out["reason"], out
+    out = answer_tgrag(r, "How many cars did Audi deliver in 2035?")  # no report covers 2035
+    assert out["abstained"] and "2035 (no report covers them)" in out["reason"], out
+    out = answer_tgrag(r, "Who led the Board of Management of Audi in 2019 and in 2022, and its helicopter unit?")
+    assert all(s["answer"] for s in out["sub_answers"]), out  # the informative "board" holds
+
+
 def test_llm_generation_over_http(tgrag_index):
     idx = TGragIndex.load(tgrag_index.path)
     script = ["[2019<SEP>Who led Audi's board in 2019?]\n[2022<SEP>Who led Audi's board in 2022?]",

@@ -256,7 +256,9 @@ def _tgrag(cfg: Any, res: dict[str, Any], *, out: Path, args: argparse.Namespace
         res["answered"] += bool(got["answer"])
         res["reference_match"] = res.get("reference_match", 0) + _matches(got["answer"], item["keys"])
         yield f"Q: {item['question']}   (reference: {item['answer']})"
-        yield f"   A: {_short(got['answer'], 160) or '(none)'}"
+        yield f"   A: {_short(got['answer'], 160) or '(abstained: ' + str(got['reason']) + ')'}"
+        if got["answer"] and got["reason"]:
+            yield f"   note: {_short(str(got['reason']), 200)}"
         subs = "; ".join(f"[{s['period'] or 'all'}] {_short(s['question'], 50)}" for s in got["sub_answers"])
         yield f"   decomposition ({got['decomposition']}): {subs}"
 
