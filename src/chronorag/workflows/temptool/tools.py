@@ -279,12 +279,11 @@ class TemporalKGTools:
         from rapidfuzz.distance import Levenshtein
 
         words, stems = self._relation_words
-        known = _english_words()
         fixes: list[tuple[str, str]] = []
 
         def fix(m: re.Match[str]) -> str:
             w = m.group(0).lower()
-            if len(w) < 6 or w in known or set(relation_tokens(w)) & stems:
+            if len(w) < 6 or set(relation_tokens(w)) & stems or w in _english_words():
                 return m.group(0)
             hits = process.extract(w, words, scorer=Levenshtein.distance, limit=2,
                                    score_cutoff=1 if len(w) < 9 else 2)
