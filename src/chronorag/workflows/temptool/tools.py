@@ -22,9 +22,12 @@ bounds may be ``"-inf"``/``"inf"`` (semantics in
 :func:`chronorag.graphs.time.temporal_mask`; timestamps and intervals alike).
 
 Free-text ``head``/``tail``/``rel`` are aligned to the KG vocabulary first
-(:mod:`chronorag.workflows.temptool.alignment`): embedding top-50, rerank, top-1. The
-relation alignment gets a prior for relations that actually connect the aligned
-entities, so "criticise" between two entities picks the relation they share.
+(:mod:`chronorag.workflows.temptool.alignment`): embedding top-50, rerank, top-1 for
+entities; relations are reranked whole (vocabularies up to 2,000 names), so a synonym the
+encoder does not see ("blamed" -> accuse) still reaches its relation, after a misspelt word
+is corrected to the relation word one edit away ("critisize"). The relation alignment gets a
+prior for relations that actually connect the aligned entities, so "criticise" between two
+entities picks the relation they share.
 
 No match
     An aligned name whose reranker score is below ``min_score`` (default
