@@ -310,6 +310,15 @@ def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index
     assert how == "rules (LLM fallback)" and [s.period for s in subs] == ["2019", "2022"]
     assert "[period<SEP>sub-question]" in retry
     assert fallbacks.counts("q-dec") == {"tgrag.decompose_rules": 1}
+    # seen with SmolLM2: "[2019<SEP>2019]" parses, but a bare year (or an unrelated question) is no
+    # sub-question of this one, so it is retried and then replaced by the rules, counted
+    with ScriptedOpenAIServer(["[2019<SEP>2019]", "[2022<SEP>What is the weather like?]"]) as srv:
+        r = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url))
+        with query_scope("q-dec2"):
+            subs, how = r.decomposition("How many cars did Audi deliver in 2019 and 2022?")
+    assert how == "rules (LLM fallback)" and [s.question for s in subs] == [
+        "How many cars did Audi deliver in 2019?", "How many cars did Audi deliver in 2022?"]
+    assert fallbacks.counts("q-dec2") == {"tgrag.decompose_rules": 1}
 
 
 def test_llm_objects_are_accepted_and_unknown_ones_rejected(tgrag_index):

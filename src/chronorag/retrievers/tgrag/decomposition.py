@@ -117,7 +117,7 @@ def parse_decomposition(text: str, periods: list[str] | None = None) -> list[Sub
     out: list[SubQuestion] = []
     for label, q in items:
         q = q.strip().rstrip("]").strip().strip("\"'“”").strip()
-        if not q:
+        if not re.search(r"[^\W\d_]", q):  # "2019", "?": no question at all
             continue
         pers = _periods_of(label, periods)
         if pers is None:
@@ -135,6 +135,9 @@ def parse_decomposition(text: str, periods: list[str] | None = None) -> list[Sub
 def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[list[SubQuestion], str]:
     """LLM decomposition (Sec. 2.2), retried once on an unusable reply.
 
+    A sub-question that shares no word of four or more letters with the question (a bare
+    "2019", an unrelated question) is not usable.
+
     Returns
     -------
     (list of SubQuestion, str)
@@ -150,7 +153,10 @@ def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[lis
     try:
         for _attempt in range(2):
             last = chat.complete(msgs)
-            subs = parse_decomposition(last, periods)
+            # a sub-question must restate the question: one of its words of 4+ letters
+            words = set(re.findall(r"[^\W\d_]{4,}", question.lower()))
+            subs = [s for s in parse_decomposition(last, periods)
+                    if words & set(re.findall(r"[^\W\d_]{4,}", s.question.lower()))]
             if subs:
                 return subs, "llm"
             msgs = [*msgs, {"role": "assistant", "content": last[:2000]},
