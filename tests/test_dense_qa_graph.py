@@ -8,7 +8,8 @@ from chronorag.workflows.dense_qa.graph import build_graph, parse_ranked_lines
 def test_no_llm_mode(sample_index):
     g = build_graph(str(sample_index.path), llm=LLMConfig(base_url=None))
     out = g.invoke({"question": "Who did Xi Jinping host a visit from?"})
-    assert set(out) == {"answers", "evidence", "mode", "messages"}
+    assert set(out) == {"answers", "evidence", "mode", "abstained", "reason", "messages"}
+    assert out["abstained"] is False and out["reason"] == ""
     assert out["mode"].startswith("no-LLM") and len(out["evidence"]) == 10
     assert "Xi Jinping" not in out["answers"]
     with pytest.raises(ValueError, match="question"):

@@ -249,3 +249,32 @@ def test_unknown_llm_object_is_an_error_at_build_time():
         kg_graph.build_graph(llm=object())
     with pytest.raises(ConfigError, match="unknown KG-iRAG settings"):
         kg_graph.build_graph(windows=3)
+
+
+def test_every_answering_graph_says_whether_it_abstained_and_why(ecb_index, topg_dir, monkeypatch):
+    """TempTool, dense QA and ToPG return ``abstained`` and ``reason`` like KG-iRAG: an answer has
+    ``abstained`` false; no answer says why (a refusal, nothing retrieved, no LLM for ToPG)."""
+    monkeypatch.delenv("CHRONORAG_BASE_URL", raising=False)
+    tt = tt_graph.build_graph(index_dir=str(ecb_index.path), protocol="planner")
+    out = tt.invoke({"question": ECB_Q})
+    assert out["answers"] and out["abstained"] is False
+    out = tt.invoke({"question": "Who did the European Central Bank criticize in 1850?"})
+    assert out["answers"] == [] and out["abstained"] is True and "1850" in out["reason"], out["reason"]
+    d = dense_graph.build_graph(str(ecb_index.path))
+    out = d.invoke({"question": "Whom did the European Central Bank criticize?"})
+    assert out["answers"] and out["abstained"] is False and out["reason"] == ""
+    t = topg_graph.build_graph(mode="naive", index_dir=str(topg_dir))
+    out = t.invoke({"question": "Who founded Nordic Pictures?"})
+    assert out["answer"] == "" and out["abstained"] is True and out["reason"].startswith("no LLM"), out["reason"]
+
+
+def test_a_reply_that_says_the_material_does_not_answer_is_an_abstention():
+    from chronorag.graphs.text import no_answer_reply
+
+    for t in ("Not stated.", "The answer is not stated.", "The facts do not mention it.", "Unknown",
+              "I don't know.", "The reports do not say."):
+        assert no_answer_reply(t), t
+    for t in ("Markus Duesmann", "No", "1,614,231 cars", "It was not the first time: Audi delivered 1.8 million "
+              "cars in 2019, more than in any year before, as the report states on page 33 of its summary "
+              "and again in the outlook, which is not known for optimism."):
+        assert not no_answer_reply(t), t

@@ -283,6 +283,27 @@ def test_evidence_match_rule_rejects_near_misses():
 
 
 # ------------------------------------------------------------- LLM paths (issue 9, 14)
+def test_an_llm_not_stated_is_an_abstention_not_an_answer(tgrag_index):
+    """The sub-answer prompt asks the model to say "not stated" when the material does not answer;
+    seen with SmolLM2 as the final answer "The answer is not stated." with abstained false. Now
+    all-unstated is an abstention with the reason, and one unstated period of two is a partial
+    answer that says which period."""
+    idx = TGragIndex.load(tgrag_index.path)
+    q = "Who led Audi's board in 2019 and 2022?"
+    dec = "[2019<SEP>Who led Audi's board in 2019?]\n[2022<SEP>Who led Audi's board in 2022?]"
+    with ScriptedOpenAIServer([dec, "The answer is not stated.", "Not stated."]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        out = answer_tgrag(TGragRetriever(idx, decompose="llm", llm=cfg), q, llm=cfg)
+        assert len(srv.requests) == 3  # no synthesis of two non-answers
+    assert out["abstained"] and out["answer"] == "", out
+    assert out["reason"].startswith("the LLM found no answer in the retrieved material for 2019, 2022"), out
+    with ScriptedOpenAIServer([dec, "Bram Schot", "The reports do not say.", "Bram Schot led it in 2019."]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        out = answer_tgrag(TGragRetriever(idx, decompose="llm", llm=cfg), q, llm=cfg)
+    assert out["answer"] == "Bram Schot led it in 2019." and not out["abstained"]
+    assert out["reason"].startswith("partial answer: the LLM found no answer in the retrieved material for 2022")
+
+
 def test_decomposition_in_the_papers_format_with_a_range(tgrag_index):
     text = ('<think>\nTwo periods; the second is a range.\n</think>\n'
             '[2019<SEP>"Who led Audi in 2019?"] [2020-2022<SEP>"Who led Audi in 2020-2022?"]')

@@ -282,6 +282,12 @@ def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):
             {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
     assert pred.answers == [] and pred.abstained
     assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
+    # an answer that says the facts do not answer is an abstention, in the graph and in eval
+    with ScriptedOpenAIServer(['{"answer": "The facts do not mention it."}'] * 2) as srv:
+        pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
+            {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
+    assert pred.answers == [] and pred.abstained
+    assert pred.reason.startswith("the LLM found no answer in the facts"), pred.reason
 
 
 def test_llm_naive_answer_and_global_decompose(topg_dir):
@@ -293,7 +299,7 @@ def test_llm_naive_answer_and_global_decompose(topg_dir):
     with ScriptedOpenAIServer(['{"answer": "Red Meadow"}']) as srv:
         out = build_graph(mode="naive", index_dir=str(topg_dir), llm=LLMConfig(base_url=srv.base_url)).invoke(
             {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
-    assert out["answer"] == "Red Meadow"
+    assert out["answer"] == "Red Meadow" and out["abstained"] is False and out["reason"] == ""
 
     def partial(req):
         return json.dumps({"answer": "Directors were born in several cities.", "score": 70})

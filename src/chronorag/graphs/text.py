@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["count_tokens", "cut_to_tokens", "parse_ranked_answers", "strip_reasoning", "tokenizer_name"]
+__all__ = ["count_tokens", "cut_to_tokens", "no_answer_reply", "parse_ranked_answers", "strip_reasoning",
+           "tokenizer_name"]
 
 _TOKENIZER: Any = None
 _THINK_RE: Any = None
@@ -71,6 +72,21 @@ def cut_to_tokens(text: str, budget: int) -> str:
         else:
             hi = mid - 1
     return text[: ends[lo - 1]] if lo else ""
+
+
+# a model's way of saying that the material does not answer the question
+_NO_ANSWER = re.compile(r"\b(?:not\s+(?:stated|mentioned|given|provided|specified|available|found|known)|"
+                        r"(?:does|do|did)\s*(?:not|n't)\s+(?:state|say|mention|specify|contain|include|provide)|"
+                        r"no\s+(?:information|mention|answer)|cannot\s+(?:be\s+)?(?:answer|determine)(?:ed)?|"
+                        r"(?:i\s+)?(?:do\s+not|don't)\s+know|unknown)\b", re.I)
+
+
+def no_answer_reply(text: str, *, max_chars: int = 160) -> bool:
+    """True when a short LLM reply says the material does not answer ("Not stated.", "The facts
+    do not mention it.", "unknown"): an abstention, not an answer. Long replies are answers that
+    may carry such a phrase in passing."""
+    t = " ".join(str(text).split())
+    return bool(t) and len(t) <= max_chars and _NO_ANSWER.search(t) is not None
 
 
 def strip_reasoning(text: str) -> str:

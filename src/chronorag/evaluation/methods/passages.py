@@ -274,12 +274,9 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
 
     def run(q: dict[str, Any]) -> Prediction:
         out = gr.invoke({"question": q["question"]})
-        reason = ""
-        if llm_url and not out.get("answer"):  # without an LLM ToPG retrieves only, by design
-            fb = out["info"].get("fallbacks") or {}
-            reason = ("the LLM's final answer was unusable (counted as topg.answer)" if fb.get("topg.answer")
-                      else "nothing was retrieved to answer from" if not out["context"]
-                      else "the LLM gave no answer")
+        # the graph says why it gave no answer; without an LLM ToPG retrieves only, by design, and
+        # that is scored as retrieval, not as an abstention
+        reason = str(out.get("reason") or "") if llm_url else ""
         return Prediction(answers=[out["answer"]] if out.get("answer") else [], evidence=list(out["context"]),
                           abstained=bool(reason), reason=reason,
                           info={"passage_ids": out["passage_ids"], "proposition_ids": out["proposition_ids"],

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from chronorag.errors import LLMError
+from chronorag.graphs.text import no_answer_reply
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
@@ -40,6 +41,9 @@ mentioned according report reports reported year years total number company grou
 _NUMBER_QUESTION = re.compile(r"^\s*(?:how\s+(?:many|much)|what\s+(?:was|were|is|are)\s+the\s+"
                               r"(?:number|total|amount|share|percentage|proportion|rate))\b", re.I)
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
+def _short_answer(a: Any) -> str:
+    text = " ".join(str(a).split())
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 #: a question word is "informative" when fewer than this share of the index's sentences hold it
 #: ("Audi" in Audi's reports is not; "deliver" is; 0.1 lost "board" and "management" in the
 #: demo's small reports, 0.3 and 0.5 gave the same answers on Time-LongQA dev)
@@ -199,15 +203,23 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 used_ids.append(c)
                 evidence.append(t)
         subs.append({"period": r.sub.period, "question": r.sub.question, "answer": answer})
-    if len(subs) == 1:
-        final = str(subs[0]["answer"])
-    elif not subs:
+    unstated = [s for s in subs if no_answer_reply(str(s["answer"]))]
+    stated = [s for s in subs if s not in unstated]
+    if not stated:
         final = ""
+    elif len(subs) == 1:
+        final = str(subs[0]["answer"])
     else:
         pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer']}" for s in subs)
         final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}]).strip()
     reason = ""
-    if not final:
+    if unstated:  # the prompt asks for "not stated" when the material does not answer
+        reason = ("the LLM found no answer in the retrieved material for "
+                  + ", ".join(str(s["period"] or "all periods") for s in unstated)
+                  + (f" ({_short_answer(unstated[0]['answer'])})"))
+        if stated:
+            reason = "partial answer: " + reason
+    elif not final:
         reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
     return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}

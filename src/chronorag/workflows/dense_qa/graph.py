@@ -69,7 +69,8 @@ def _llm(build: _Build) -> ChatLLM | None:
 def start(state: QAState) -> dict[str, Any]:
     """Take this run's question, consuming the input first, and reset the previous run's outputs."""
     q, consumed = run_question(state, method="dense QA")
-    return {**consumed, "current": q, "event_ids": [], "answers": [], "evidence": [], "mode": "", "info": {}}
+    return {**consumed, "current": q, "event_ids": [], "answers": [], "evidence": [], "mode": "", "info": {},
+            "abstained": False, "reason": ""}
 
 
 def retrieve(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dict[str, Any]:
@@ -90,7 +91,9 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
     chat_llm = _llm(build)
     if chat_llm is None:
         answers = rank_candidates(events, q)
-        return {"answers": answers, "evidence": evidence,
+        return {"answers": answers, "evidence": evidence, "abstained": not answers,
+                "reason": "" if answers else ("no event was retrieved" if not events else
+                                              "the retrieved events hold no candidate answer"),
                 "mode": "no-LLM reader (entities and dates of the retrieved events)",
                 "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")]}
     listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
@@ -103,6 +106,7 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
         record_fallback("dense_qa.empty_answer", text[:200])
         raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
     return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
+            "abstained": False, "reason": "",
             "messages": [AIMessage(content="\n".join(answers[:10]))]}
 
 

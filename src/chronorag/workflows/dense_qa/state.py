@@ -46,6 +46,9 @@ class QAOutput(TypedDict, total=False):
     answers: list[str]
     evidence: list[str]
     mode: str
+    #: no answer; ``reason`` says why ("" when answered)
+    abstained: bool
+    reason: str
     messages: Annotated[list[AnyMessage], add_messages]
 
 

@@ -224,6 +224,7 @@ def setup(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -
     # the per-run inputs are consumed here, so the next run on this thread starts clean
     return {**consumed, "max_tool_calls": None, "current": question, "run_start": run_start,
             "budget": budget, "tool_calls": 0, "answers": [], "stopped": None, "note": "", "done": False,
+            "abstained": False, "reason": "",
             "started_at": time.time(), "mode": mode}
 
 
@@ -256,11 +257,12 @@ def agent(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -
                                        f"model's context window; no answer. ({str(exc)[:200]})")
 
 def _stop(reason: str, text: str) -> dict[str, Any]:
-    return {"answers": [], "stopped": reason, "note": text, "done": True,
+    return {"answers": [], "stopped": reason, "note": text, "done": True, "abstained": True, "reason": text,
             "messages": [AIMessage(content=text)]}
 
 def _final(answers: list[str], text: str, note: str = "") -> dict[str, Any]:
-    return {"answers": answers, "done": True, "note": note, "messages": [AIMessage(content=text)]}
+    return {"answers": answers, "done": True, "note": note, "abstained": not answers,
+            "reason": note or ("" if answers else text), "messages": [AIMessage(content=text)]}
 
 def _planner_step(c: AgentContext, q: str, run_msgs: list[BaseMessage], used: int,
                   budget: int) -> dict[str, Any]:

@@ -63,6 +63,10 @@ class AgentOutput(TypedDict, total=False):
     tool_calls: int
     stopped: str | None
     note: str
+    #: no answer (stopped, nothing found, or refused); ``reason`` says why
+    abstained: bool
+    #: why it abstained, or the caveat of an answer ("" when there is none)
+    reason: str
     messages: Annotated[list[AnyMessage], add_messages]
 
 

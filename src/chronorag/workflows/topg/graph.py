@@ -39,6 +39,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
 from chronorag.errors import ConfigError
+from chronorag.graphs.text import no_answer_reply
 from chronorag.integrations.llm import (
     ChatLLM,
     LLMConfig,
@@ -227,9 +228,17 @@ def answer(state: ToPGState, runtime: Runtime[ToPGContext], *, build: _Build) ->
         label = f"ToPG {m} with LLM ({chat.name})"
     else:
         label = f"ToPG {m}; {S.NO_LLM_NOTE}"
+    reason = ""
+    if chat is None:
+        reason = "no LLM: ToPG retrieves the context only and writes no answer"
+    elif not ans:
+        reason = ("the LLM's final answer was unusable (counted as topg.answer)" if info["fallbacks"].get("topg.answer")
+                  else "nothing was retrieved to answer from" if not context else "the LLM gave no answer")
+    elif no_answer_reply(ans):  # "The facts do not mention it": an abstention, not an answer
+        reason, ans = f"the LLM found no answer in the facts ({ans[:120]!r})", ""
     out: dict[str, Any] = {"answer": ans, "context": context, "proposition_ids": collected,
                            "passage_ids": S.passage_ranking(idx, collected, tail), "mode": label,
-                           "info": info}
+                           "abstained": bool(reason), "reason": reason, "info": info}
     if state.get("messages"):
         out["messages"] = [AIMessage(content=ans or "\n".join(context[:10]))]
     return out

@@ -27,6 +27,9 @@ class ToPGOutput(TypedDict, total=False):
     proposition_ids: list[int]
     passage_ids: list[int]
     mode: str
+    #: no answer (no LLM: ToPG retrieves only; or the LLM gave none); ``reason`` says why
+    abstained: bool
+    reason: str
     info: dict[str, Any]
     messages: Annotated[list[Any], add_messages]
 
