@@ -100,3 +100,17 @@ def test_llm_objects(sample_index):
         build_graph(str(sample_index.path), llm=object())
     assert MockLLM  # MockLLM is a LlamaIndex LLM: accepted, not an error
     build_graph(str(sample_index.path), llm=MockLLM())
+
+
+def test_no_llm_mode_applies_the_question_and_refuses_what_it_cannot(ecb_index):
+    """Without an LLM the graph read the retrieved events' names whatever the question asked
+    ("in 1850", "how many"); it now applies the question's window and entity, and refuses, saying
+    why, what a reader of a few events cannot answer."""
+    g = build_graph(str(ecb_index.path), llm=LLMConfig(base_url=None))
+    out = g.invoke({"question": "Whom did the European Central Bank criticize in 2011?"})
+    assert out["answers"][:1] == ["Government (Germany)"] and out["abstained"] is False
+    out = g.invoke({"question": "Whom did the European Central Bank criticize in 1850?"})
+    assert out["answers"] == [] and out["abstained"] and "1850" in out["reason"], out["reason"]
+    out = g.invoke({"question": "How many times did the European Central Bank criticize Romania?"})
+    assert out["answers"] == [] and out["abstained"] and "count" in out["reason"], out["reason"]
+    assert out["messages"][-1].content.startswith("No answer: ")

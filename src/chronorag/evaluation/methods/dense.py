@@ -21,8 +21,8 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
                    **_: Any) -> Method:
     if llm_url is not None:
         raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
-    from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
+    from chronorag.workflows.temptool.reading import reader_constraints
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 

@@ -25,10 +25,10 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     ``llm_url`` (an OpenAI-compatible endpoint) or ``llm`` (anything
     :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
     LangChain chat model) selects the LLM reader; neither is the no-LLM mode."""
-    from chronorag.evaluation.methods.reading import reader_constraints
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
+    from chronorag.workflows.temptool.reading import reader_constraints
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 

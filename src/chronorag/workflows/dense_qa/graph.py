@@ -4,8 +4,10 @@
 directory named in the run context (``index_dir``), the one given to :func:`build_graph`,
 or ``$CHRONORAG_INDEX_DIR``. ``answer`` asks the LLM for ranked answers (any LLM object
 :func:`~chronorag.integrations.llm.resolve_llm` accepts; tokens stream with
-``stream_mode="messages"``), or, with no LLM, ranks the retrieved events' entities and
-dates with :func:`chronorag.retrievers.reader.rank_candidates` and says so in ``mode``.
+``stream_mode="messages"``), or, with no LLM, reads the retrieved events under the question's
+constraints (:func:`chronorag.retrievers.reader.read_events`: its time window, entity role and
+exclusions; a refusal, with ``reason``, for what a reader of a few events cannot apply) and
+says so in ``mode``. Every run returns ``abstained`` and ``reason``.
 
 Input is ``{"question": ...}`` or ``{"messages": [...]}`` (a human message added since the
 last run is the question; see :func:`chronorag.workflows.common.run_question`), so the graph
@@ -35,10 +37,11 @@ from chronorag.integrations.llm import (
     resolve_llm,
 )
 from chronorag.retrievers.dense import DenseEventRetriever
-from chronorag.retrievers.reader import rank_candidates
+from chronorag.retrievers.reader import read_events
 from chronorag.workflows.common import index_dir_of, resolve_context, run_question
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState
+from chronorag.workflows.temptool.reading import reader_constraints
 
 __all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve", "start"]
 
@@ -46,6 +49,15 @@ __all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve", "
 @lru_cache(maxsize=4)
 def _load_index(index_dir: str) -> EventIndex:
     return EventIndex.load(index_dir)
+
+
+@lru_cache(maxsize=4)
+def _reasoner(index_dir: str) -> Any:
+    """The TempTool reasoner's question reading over this index (the constrained reader's)."""
+    from chronorag.workflows.temptool.reasoner import TemporalReasoner
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    return TemporalReasoner(TemporalKGTools(_load_index(index_dir)))
 
 
 def parse_ranked_lines(text: str) -> list[str]:
@@ -90,12 +102,18 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
     q = state["current"]
     chat_llm = _llm(build)
     if chat_llm is None:
-        answers = rank_candidates(events, q)
-        return {"answers": answers, "evidence": evidence, "abstained": not answers,
-                "reason": "" if answers else ("no event was retrieved" if not events else
-                                              "the retrieved events hold no candidate answer"),
-                "mode": "no-LLM reader (entities and dates of the retrieved events)",
-                "messages": [AIMessage(content="\n".join(answers[:10]) or "No answer found.")]}
+        # the question's time window, entity role and exclusions applied to the retrieved events;
+        # what a reader of a few events cannot apply (counting, first/last, ...) is refused, saying why
+        kw, why = reader_constraints(_reasoner(index_dir_of(ctx.index_dir, method="dense QA")), q)
+        if kw is None:
+            answers, abstained, reason = [], True, why
+        else:
+            read = read_events(events, q, **kw)
+            answers, abstained, reason = read.answers, read.abstained, read.reason
+        return {"answers": answers, "evidence": evidence, "abstained": abstained, "reason": reason,
+                "mode": "no-LLM constrained reader (the question's window, entity and exclusions applied to "
+                        "the retrieved events)",
+                "messages": [AIMessage(content="\n".join(answers[:10]) or f"No answer: {reason}")]}
     listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
     model = chat_llm.langchain()
     reply = model.invoke([SystemMessage(ANSWER_SYSTEM),

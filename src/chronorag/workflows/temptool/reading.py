@@ -1,4 +1,4 @@
-"""The question reading the no-LLM readers share (dense, STAR-RAG): one parse, one linking.
+"""The question reading the no-LLM readers share (dense QA graph, dense and STAR-RAG methods): one parse, one linking.
 
 :func:`reader_constraints` runs the TempTool reasoner's question understanding
 (:meth:`~chronorag.workflows.temptool.reasoner.TemporalReasoner.plan_or_reason`: parse,
