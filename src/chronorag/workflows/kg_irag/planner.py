@@ -232,9 +232,9 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
         except ValueError as exc:
             raise DataFormatError(f"impossible date {m.group(0).strip()!r} in the question: {exc}") from None
         tail = m.group(0)[m.end(3) - m.start(0):].lower()
-        if m.group(4) and not (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)):
-            pass  # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
-        elif m.group(4):
+        # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
+        clock = bool(m.group(4) and (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)))
+        if clock:
             h = int(m.group(4))
             if m.group(6):
                 h = h % 12 + (12 if m.group(6).lower() == "pm" else 0)
@@ -242,7 +242,6 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
                 t = t.replace(hour=h, minute=int(m.group(5) or 0))
             except ValueError:
                 raise DataFormatError(f"impossible time {m.group(0).strip()!r} in the question") from None
-        clock = bool(m.group(4) and (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)))
         out.append((m.start(), parse_time(t).lo, m.end() if clock else m.end(3), clock))
     return sorted(out)
 
