@@ -445,3 +445,27 @@ def test_context_budget_covers_graph_and_texts(tgrag_index):
     assert tight["texts"] and sum(count_tokens(t) for t in tight["texts"]) <= 20  # the text was cut to fit
     assert idx.kg.chunk_text[1].startswith(tight["texts"][0])
     assert any(" -- " in line for line in TGragRetriever(idx).relation_lines(res))  # R_valid exists
+
+
+def test_informative_word_counts_follow_the_kg_as_periods_are_added():
+    """The sentence-frequency counts behind "informative word" are cached per KG and
+    recounted when a period adds sentences: a word in every sentence of 2019 stops being
+    informative only once 2020's sentences are counted too, and a dropped KG frees its counts."""
+    import gc
+
+    from chronorag.retrievers.tgrag import answer as tg_answer
+
+    kg = TimeSlicedKG()
+    kg.add_period(PeriodExtraction("2019", ["c"], units=[
+        KnowledgeUnit("Audi delivered 1,800,000 cars.", ("Audi",), 0)]))
+    df, n = tg_answer._doc_freq(kg)
+    assert n == 1 and df[tg_answer._stems("delivered").pop()] == 1
+    kg.add_period(PeriodExtraction("2020", ["c"], units=[
+        KnowledgeUnit(f"Audi opened plant {i}.", ("Audi",), 0) for i in range(3)]))
+    df, n = tg_answer._doc_freq(kg)
+    assert n == 4 and df["audi"] == 4 and df[tg_answer._stems("delivered").pop()] == 1
+    assert len(tg_answer._DF_CACHE) >= 1 and kg in tg_answer._DF_CACHE
+    size = len(tg_answer._DF_CACHE)
+    del kg
+    gc.collect()
+    assert len(tg_answer._DF_CACHE) == size - 1

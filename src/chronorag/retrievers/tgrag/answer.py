@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import re
+import weakref
 from typing import Any
 
 from chronorag.errors import LLMError
-from chronorag.graphs.text import no_answer_reply
+from chronorag.graphs.text import no_answer_reply, stem_word
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
@@ -37,7 +37,7 @@ a an the of in on at to for from by with about as and or but not no nor is are w
 did done have has had what which who whom whose when where why how many much this that these those it its
 their there here than then into over under between during before after per each any all some more most less
 least other such only own same so too very can could should would will may might must shall also both
-mentioned according report reports reported year years total number company group""".split())
+mentioned according report reports reported year years total number company group respectively""".split())
 _NUMBER_QUESTION = re.compile(r"^\s*(?:how\s+(?:many|much)|what\s+(?:was|were|is|are)\s+the\s+"
                               r"(?:number|total|amount|share|percentage|proportion|rate))\b", re.I)
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
@@ -50,16 +50,14 @@ def _short_answer(a: Any) -> str:
 _INFORMATIVE_DF = 0.3
 
 
-@functools.lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer (a base dependency)
-
-    return Stemmer.Stemmer("porter")
+#: per index KG: (number of sentences when counted, stem -> sentences holding it, sample size);
+#: weak keys, so a dropped index takes its counts with it
+_DF_CACHE: weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int], int]] = weakref.WeakKeyDictionary()
 
 
 def _stems(text: str) -> set[str]:
     words = [w for w in re.findall(r"[a-z][a-z-]{2,}", text.lower()) if w not in _FUNCTION_WORDS]
-    return set(_stemmer().stemWords(words))
+    return {stem_word(w) for w in words}
 
 
 def _shares_stem(need: set[str], have: set[str]) -> bool:
@@ -71,20 +69,19 @@ def _shares_stem(need: set[str], have: set[str]) -> bool:
 
 def _doc_freq(kg: Any) -> tuple[dict[str, int], int]:
     """Stem -> number of sentences holding it, over up to 4,000 of the index's sentences
-    (evenly spaced; cached on the index's KG)."""
-    cached = getattr(kg, "_chronorag_unit_df", None)
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
+    (evenly spaced; cached per KG until sentences are added to it)."""
     n = len(kg.unit_text)
+    cached = _DF_CACHE.get(kg)
+    if cached is not None and cached[0] == n:
+        return cached[1], cached[2]
     step = max(1, n // 4000)
     df: dict[str, int] = {}
     sample = range(0, n, step)
     for u in sample:
         for t in _stems(kg.unit_text[u]):
             df[t] = df.get(t, 0) + 1
-    out = (df, max(1, len(sample)))
-    kg._chronorag_unit_df = out
-    return out
+    _DF_CACHE[kg] = (n, df, max(1, len(sample)))
+    return df, max(1, len(sample))
 
 
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:

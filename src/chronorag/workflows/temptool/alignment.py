@@ -20,7 +20,6 @@ Rerankers
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ import numpy as np
 
 from chronorag.errors import LLMError
 from chronorag.graphs.encoders import Encoder
+from chronorag.graphs.text import stem_word
 
 __all__ = [
     "Alignment",
@@ -129,26 +129,6 @@ _RELATION_SYNONYMS = {
     "urge": "make appeal", "urged": "make appeal", "slam": "criticize", "slammed": "criticize", "rebuke": "criticize",
     "rebuked": "criticize", "hail": "praise", "hailed": "praise",
 }
-
-
-@functools.lru_cache(maxsize=65536)
-def stem_word(tok: str) -> str:
-    """Porter stem, so "negotiation", "negotiated" and "negotiate" share one ("negoti").
-
-    The Snowball project's Porter stemmer (PyStemmer, a base dependency: the same stems on
-    every install, and ~2 ms to import). Words of four or more letters ending in "ed" lose
-    the "d" first, so "sued" and "fined" stem as their base forms ("sue", "fine").
-    """
-    if len(tok) >= 4 and tok.endswith("ed"):
-        tok = tok[:-1]
-    return str(_porter().stemWord(tok))
-
-
-@functools.lru_cache(maxsize=1)
-def _porter() -> Any:
-    import Stemmer  # PyStemmer
-
-    return Stemmer.Stemmer("porter")
 
 
 def relation_tokens(text: str) -> list[str]:
