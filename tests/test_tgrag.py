@@ -469,3 +469,25 @@ def test_informative_word_counts_follow_the_kg_as_periods_are_added():
     del kg
     gc.collect()
     assert len(tg_answer._DF_CACHE) == size - 1
+
+
+def test_no_llm_extract_prefers_the_sentence_covering_more_rare_question_words():
+    """Of the retrieved sentences that may answer, the one holding more of the question's rare
+    words wins over a better-ranked one holding fewer; a model name such as "R8" is not the
+    quantity a "how many" question needs."""
+    from chronorag.retrievers.tgrag import answer as tg_answer
+    from chronorag.retrievers.tgrag.decomposition import SubQuestion as Sub
+    from chronorag.retrievers.tgrag.retriever import _PeriodResult
+
+    texts = ["Audi sold special editions of 10 vehicles to collectors.",   # "vehicles" only
+             "Audi delivered 1,614,231 vehicles to customers.",            # "delivered" and "vehicles"
+             "Audi built the R8 at its Neckarsulm site."] + [f"Audi opened showroom {c}." for c in "abcdefg"]
+    kg = TimeSlicedKG()
+    kg.add_period(PeriodExtraction("2022", ["c"], units=[KnowledgeUnit(t, ("Audi",), 0) for t in texts]))
+    res = _PeriodResult(sub=Sub("2022", "How many vehicles did Audi deliver in 2022?"),
+                        chunk_ids=[0], units=[0, 1, 2], valid_nodes=[])
+    assert tg_answer._extract(kg, res, ["2022"]) == (texts[1], "")
+    res = _PeriodResult(sub=Sub("2022", "How many R8 did Audi build in 2022?"),
+                        chunk_ids=[0], units=[2], valid_nodes=[])
+    text, why = tg_answer._extract(kg, res, ["2022"])
+    assert text == "" and "a number" in why

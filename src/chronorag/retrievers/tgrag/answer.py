@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from typing import Any
@@ -41,6 +42,8 @@ mentioned according report reports reported year years total number company grou
 _NUMBER_QUESTION = re.compile(r"^\s*(?:how\s+(?:many|much)|what\s+(?:was|were|is|are)\s+the\s+"
                               r"(?:number|total|amount|share|percentage|proportion|rate))\b", re.I)
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
+#: a quantity: digits not glued to letters ("1,614,231", "61", "6.35"; not the model name "R8")
+_QUANTITY_RE = re.compile(r"(?<![A-Za-z\d])\d[\d,.]*(?![A-Za-z\d])")
 def _short_answer(a: Any) -> str:
     text = " ".join(str(a).split())
     return repr(text if len(text) <= 80 else text[:77] + "...")
@@ -85,26 +88,36 @@ def _doc_freq(kg: Any) -> tuple[dict[str, int], int]:
 
 
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
-    """The best-ranked retrieved sentence that can answer ``r``'s sub-question, and why none can.
+    """The retrieved sentence that best covers ``r``'s sub-question, and why none can.
 
     A sentence must hold one of the question's informative words (see
-    :data:`_INFORMATIVE_DF`), a number when the question asks "how many" / "how much", and every
-    year the question names that no indexed period covers ("in 2035" in reports of 2019-2023).
+    :data:`_INFORMATIVE_DF`), a quantity when the question asks "how many" / "how much" (digits
+    not glued to letters: a model name such as "R8" is not one), and every year the question
+    names that no indexed period covers ("in 2035" in reports of 2019-2023). Of those, the one
+    holding the most of the question's informative words, each weighted by its rarity in the
+    index (``1 + log(n / (1 + df))``), wins; ties go to the better-ranked sentence.
     """
     df, n = _doc_freq(kg)
     q = r.sub.question
     need = {t for t in _stems(q) if df.get(t, 0) / n < _INFORMATIVE_DF}
     number = _NUMBER_QUESTION.search(q) is not None
     foreign = sorted({y for y in _YEAR_RE.findall(q) if y not in periods and y != r.sub.period})
+    weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
+    best: tuple[float, str] | None = None
     for u in r.units:
         text = kg.unit_text[u]
-        if need and not _shares_stem(need, _stems(text)):
+        have = _stems(text)
+        if need and not _shares_stem(need, have):
             continue
-        if number and not re.search(r"\d", _YEAR_RE.sub("", text)):
+        if number and not _QUANTITY_RE.search(_YEAR_RE.sub("", text)):
             continue
         if any(y not in text for y in foreign):
             continue
-        return text, ""
+        cover = sum(w for t, w in weight.items() if _shares_stem({t}, have))
+        if best is None or cover > best[0]:
+            best = (cover, text)  # strictly more: a tie keeps the better-ranked sentence
+    if best is not None:
+        return best[1], ""
     if not r.units:
         return "", "nothing was retrieved"
     wants = ([f"a word of the question ({', '.join(sorted(need))})"] if need else []) + (
