@@ -193,3 +193,24 @@ def test_fallback_log_counts_per_query():
     log.add("other")
     assert log.counts("q1") == {"reranker.lexical": 2}
     assert log.counts() == {"reranker.lexical": 2, "other": 1}
+
+
+def test_a_reply_that_repeats_the_prompt_is_a_counted_error_not_an_answer():
+    """A base model continues a chat prompt instead of answering it: the reply opens with the
+    prompt. That is an LLMError naming the cause, counted as ``llm.echo``; restating a short
+    question before answering it is an answer."""
+    from chronorag.integrations.llm import fallbacks, query_scope, resolve_llm
+
+    long_prompt = ("You answer questions about dated events from a knowledge graph. Read the numbered "
+                   "events, then think briefly before answering.\n1. On 2014-03-05, Angela Merkel consulted "
+                   "Barack Obama.\nQuestion: Who did Angela Merkel consult in March 2014?")
+    echo = long_prompt.replace("\n", " \n ") + "\nQuestion: Who did Angela Merkel consult in March 2014?"
+    script = [echo, "Who did Merkel consult? Barack Obama.", "Barack Obama"]
+    with ScriptedOpenAIServer(script) as srv:
+        chat_llm = resolve_llm(LLMConfig(base_url=srv.base_url))
+        with query_scope("echo-q"):
+            with pytest.raises(LLMError, match="repeated the prompt.*instruction-tuned"):
+                chat_llm.complete([{"role": "user", "content": long_prompt}])
+            assert chat_llm.complete([{"role": "user", "content": "Who did Merkel consult?"}]).endswith("Obama.")
+            assert chat_llm.complete([{"role": "user", "content": long_prompt}]) == "Barack Obama"
+    assert fallbacks.counts("echo-q") == {"llm.echo": 1}

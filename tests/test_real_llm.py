@@ -25,6 +25,7 @@ from chronorag.integrations.local_llm import (
     LocalLLMServer,
     _plain_messages,
     _tool_schema,
+    fallback_chat_format,
     local_llm_available,
 )
 from chronorag.integrations.testing import ScriptedOpenAIServer
@@ -47,6 +48,20 @@ def test_plain_messages_turn_tools_into_alternating_text_turns():
     assert out[3]["content"] == "Tool result:\n2014-03-05\n\nTool result:\n2014-04-01"
     # a conversation that starts with the assistant still starts with a user turn (Gemma's template)
     assert _plain_messages([{"role": "assistant", "content": "hi"}])[0]["role"] == "user"
+
+
+def test_a_gguf_without_a_chat_template_gets_its_architectures_turn_format():
+    """The packaged Gemma 3 270M file carries no chat template: it gets Gemma's turns, with the
+    system text opening the first user turn (Gemma's format has no system role, and
+    llama-cpp-python's would drop it); other files get ChatML."""
+    assert fallback_chat_format({"general.architecture": "gemma3"}) == "gemma"
+    assert fallback_chat_format({"general.architecture": "llama"}) == "chatml"
+    assert fallback_chat_format({}) == "chatml"
+    with pytest.raises(TypeError):
+        fallback_chat_format(None)  # type: ignore[arg-type]
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]
+    assert _plain_messages(msgs, "TOOLS", system_in_user=True) == [{"role": "user", "content": "S\n\nTOOLS\n\nQ"}]
+    assert _plain_messages(msgs)[0] == {"role": "system", "content": "S"}
 
 
 def test_tool_schema_offers_each_tool_and_an_answer_unless_required():

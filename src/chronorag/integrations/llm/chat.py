@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.llms import LLM
 
-__all__ = ["ChatLLM", "LLMLike", "resolve_llm"]
+__all__ = ["ChatLLM", "LLMLike", "repeats_prompt", "resolve_llm"]
 
 
 
@@ -165,6 +165,12 @@ class ChatLLM:
             text = resp.message.content
         if text is None:
             raise LLMError(f"{self.name} returned no text")
+        if repeats_prompt(text, messages):
+            from chronorag.integrations.llm.ledger import record_fallback
+
+            record_fallback("llm.echo", f"the reply repeats the prompt: {text[:120]!r}")
+            raise LLMError(f"{self.name} repeated the prompt instead of answering it. A base (pretrained, "
+                           f"not instruction-tuned) model does this: serve an instruction-tuned (chat) model")
         return clean_reply(text) if strip else text
 
     def complete_json(self, messages: list[dict[str, Any]], *, schema: dict[str, Any],
@@ -203,6 +209,34 @@ class ChatLLM:
         self.ledger.add(CallRecord(query_id=_current_query.get(), path="adapter", model=self.name,
                                    prompt_tokens=prompt, completion_tokens=completion,
                                    latency_s=0.0, status=200))
+
+
+#: a reply "repeats the prompt" when it opens with this many characters of the last user turn
+#: (whitespace collapsed); shorter user turns are never checked, since restating a short
+#: question before answering it is fine
+ECHO_CHARS = 200
+
+
+def repeats_prompt(text: str, messages: list[dict[str, Any]]) -> bool:
+    """True when ``text`` opens by copying the last user message's first :data:`ECHO_CHARS`
+    characters: what a base model, which continues text rather than answering, replies to a
+    chat prompt it cannot read as a turn.
+
+    Parameters
+    ----------
+    text : str
+        The model's reply.
+    messages : list of dict
+        The messages sent.
+    """
+    last = next((m.get("content") for m in reversed(messages)
+                 if isinstance(m, dict) and m.get("role") == "user"), None)
+    if not isinstance(last, str) or not isinstance(text, str):
+        return False
+    prompt = " ".join(last.split())
+    if len(prompt) < ECHO_CHARS:
+        return False
+    return " ".join(text.split())[:ECHO_CHARS] == prompt[:ECHO_CHARS]
 
 
 def _join_parts(content: Any) -> str:
