@@ -84,6 +84,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               flush=True)
         server = LocalLLMServer(model=args.local_model, threads=args.threads, n_ctx=args.n_ctx).start()
         print(f"   {server.base_url} (pid {server.pid}) answered after {server.startup_s:.1f} s", flush=True)
+        if args.local_model == "gemma3-270m":
+            print("   note: the packaged Gemma 3 270M is the base model, not instruction-tuned; it repeats "
+                  "prompts, which chronorag refuses (llm.echo): expect errors and abstentions", flush=True)
     try:
         with index_lock(out / "icews"):
             return _demo(args, out, server)
@@ -335,7 +338,8 @@ def add_demo_parser(sub: Any, add_encoder_opts: Callable[[argparse.ArgumentParse
     sp.add_argument("--llm", choices=["local"], default=None,
                     help="local: start the local llama.cpp server (needs the local-llm extra) and use it")
     sp.add_argument("--llm-url", default=None, help="an OpenAI-compatible endpoint to use instead")
-    sp.add_argument("--local-model", default="smollm2", choices=["smollm2", "gemma3-270m"])
+    sp.add_argument("--local-model", default="smollm2", choices=["smollm2", "gemma3-270m"],
+                    help="smollm2 (instruction-tuned) or gemma3-270m (the base model: it cannot chat)")
     sp.add_argument("--threads", type=int, default=2, help="local server: CPU threads")
     sp.add_argument("--n-ctx", type=int, default=4096, help="local server: context window in tokens")
     sp.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM call")
