@@ -114,3 +114,21 @@ def test_no_llm_mode_applies_the_question_and_refuses_what_it_cannot(ecb_index):
     out = g.invoke({"question": "How many times did the European Central Bank criticize Romania?"})
     assert out["answers"] == [] and out["abstained"] and "count" in out["reason"], out["reason"]
     assert out["messages"][-1].content.startswith("No answer: ")
+
+
+def test_a_reply_repeating_the_prompt_is_refused_not_read_as_answers(sample_index):
+    """A base model continues the prompt: its lines (the events, the instructions) must not
+    become ranked answers. The run fails with an LLMError naming the cause, counted as llm.echo."""
+    import pytest
+
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import fallbacks, query_scope
+
+    q = {"question": "Who visited Xi Jinping?"}
+    with ScriptedOpenAIServer(["1. Barack Obama"]) as srv:
+        build_graph(str(sample_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke(q)
+        prompt = srv.requests[0]["messages"][1]["content"]
+    with ScriptedOpenAIServer([prompt + "\n" + prompt[:300]]) as srv:
+        with query_scope("dense-echo"), pytest.raises(LLMError, match="repeated the prompt"):
+            build_graph(str(sample_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke(q)
+    assert fallbacks.counts("dense-echo") == {"llm.echo": 1}

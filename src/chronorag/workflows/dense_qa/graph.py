@@ -34,6 +34,7 @@ from chronorag.integrations.llm import (
     ChatLLM,
     LLMLike,
     record_fallback,
+    repeats_prompt,
     resolve_llm,
 )
 from chronorag.retrievers.dense import DenseEventRetriever
@@ -116,9 +117,13 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
                 "messages": [AIMessage(content="\n".join(answers[:10]) or f"No answer: {reason}")]}
     listing = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(evidence))
     model = chat_llm.langchain()
-    reply = model.invoke([SystemMessage(ANSWER_SYSTEM),
-                          HumanMessage(ANSWER_USER.format(events=listing, question=q))])
+    user = ANSWER_USER.format(events=listing, question=q)
+    reply = model.invoke([SystemMessage(ANSWER_SYSTEM), HumanMessage(user)])
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
+    if repeats_prompt(text, [{"role": "user", "content": user}]):
+        record_fallback("llm.echo", f"the reply repeats the prompt: {text[:120]!r}")
+        raise LLMError(f"{chat_llm.name} repeated the prompt instead of answering it (a base, not "
+                       "instruction-tuned, model does this): serve an instruction-tuned model")
     answers = parse_ranked_lines(text)
     if not answers:
         record_fallback("dense_qa.empty_answer", text[:200])
