@@ -495,3 +495,42 @@ def test_parse_ranked_answers_drops_reasoning():
     text = "Reasoning: X came first, then Y.\nAnswers:\n1. X\n2) Y.\n3. x"
     assert parse_ranked_answers(text) == ["X", "Y"]
     assert parse_ranked_answers("Thought: hmm\nAnswer: Iran") == ["Iran"]
+
+
+KERRY = """\
+John Kerry\tExpress intent to meet or negotiate\tSergey Lavrov\t2014-08-03
+John Kerry\tEngage in negotiation\tMohammad Javad Zarif\t2014-08-10
+Sergey Lavrov\tSign formal agreement\tMohammad Javad Zarif\t2014-08-15
+John Kerry\tSign formal agreement\tAshraf Ghani\t2014-09-01
+John Kerry\tExpress intent to cooperate\tLaurent Fabius\t2014-08-20
+John Kerry\tExpress intent to engage in diplomatic cooperation\tWang Yi\t2014-08-22
+"""
+
+
+def test_star_rag_no_llm_reader_uses_only_events_of_the_questions_relation(tmp_path, minilm):
+    """Without an LLM, when the reasoner finds no event of the question's relation among the
+    retrieved ones, the reader used to answer from *any* retrieved event in the window: "who did
+    Kerry sign a deal with in August 2014?" got his negotiation partners. It now reads only
+    events of the linked relation or sharing its rarest word ("cooperate" keeps every
+    "... cooperation" relation), and abstains naming the relation when there are none."""
+    from chronorag.evaluation import make_method
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag.workflows.temptool.reading import relation_family
+
+    (tmp_path / "kg.tsv").write_text(KERRY, encoding="utf-8")
+    store = read_events(tmp_path / "kg.tsv", progress=False)
+    idx = build_event_index(store, tmp_path / "idx", encoder=minilm, progress=False)
+    build_rule_graph(idx.store, config=RuleGraphConfig(min_support=0.3)).save(idx.path)
+    method = make_method("star-rag", idx.path)
+    pred = method({"quid": 1, "question": "Who did John Kerry sign a deal with in August 2014?"})
+    assert pred.answers == [] and pred.abstained, (pred.answers, pred.reason)
+    assert "'Sign formal agreement'" in pred.reason, pred.reason
+    assert method({"quid": 2, "question": "Who did John Kerry sign a deal with in September 2014?"}
+                  ).answers == ["Ashraf Ghani"]
+    events = store.events(np.arange(len(store)))
+    kept, words = relation_family(events, store.relations, phrase="cooperate with",
+                                  linked="Express intent to cooperate")
+    assert {e.object for e in kept} == {"Laurent Fabius", "Wang Yi"} and words == ["cooper"]
+    kept, words = relation_family(events, store.relations, phrase="xylophonize", linked=None)
+    assert len(kept) == len(events) and words == []  # nothing known about the relation: nothing dropped

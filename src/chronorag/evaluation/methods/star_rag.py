@@ -28,7 +28,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
-    from chronorag.workflows.temptool.reading import reader_constraints
+    from chronorag.workflows.temptool.reading import reader_constraints, relation_family
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
@@ -84,8 +84,25 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         if kw is None:
             return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
                               info={**meta, "mode": "no-LLM reader over the retrieved events"})
-        read = read_events(events, q["question"], **kw)
-        reason = read.reason if read.abstained else f"reasoner: {res.reason}; answered by the constrained reader"
+        # only events of a relation the question can mean: a reader that ignores the relation
+        # answers "who did Kerry sign a deal with?" from his negotiation events
+        last = next((c for c in reversed(res.calls) if isinstance(c.get("arguments"), dict)
+                     and c["arguments"].get("rel")), None)
+        linked = (last.get("aligned") or {}).get("rel") if last is not None else None
+        same, words = relation_family(events, index.store.relations,
+                                      phrase=last["arguments"]["rel"] if last is not None else None,
+                                      linked=linked)
+        kind = ((f"{linked!r}" if linked else "the question's relation")
+                + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
+        if not same:
+            why = f"reasoner: {res.reason}; none of the {len(events)} retrieved events is of {kind}"
+            return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
+                              info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
+        read = read_events(same, q["question"], **kw)
+        scope = (f"read over the {len(same)} of {len(events)} retrieved events of {kind}"
+                 if len(same) < len(events) else "")
+        reason = (f"{read.reason}; {scope}" if scope else read.reason) if read.abstained else (
+            f"reasoner: {res.reason}; answered by the constrained reader" + (f", {scope}" if scope else ""))
         return Prediction(answers=read.answers, evidence=evidence, abstained=read.abstained, reason=reason,
                           info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
 
