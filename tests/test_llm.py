@@ -205,12 +205,14 @@ def test_a_reply_that_repeats_the_prompt_is_a_counted_error_not_an_answer():
                    "events, then think briefly before answering.\n1. On 2014-03-05, Angela Merkel consulted "
                    "Barack Obama.\nQuestion: Who did Angela Merkel consult in March 2014?")
     echo = long_prompt.replace("\n", " \n ") + "\nQuestion: Who did Angela Merkel consult in March 2014?"
-    script = [echo, "Who did Merkel consult? Barack Obama.", "Barack Obama"]
+    drift = long_prompt[:90] + " the 2014 knowledge graph: [2014] Merkel met Obama. Answer briefly"  # a drifting copy
+    script = [echo, drift, "Who did Merkel consult? Barack Obama.", "Barack Obama"]
     with ScriptedOpenAIServer(script) as srv:
         chat_llm = resolve_llm(LLMConfig(base_url=srv.base_url))
         with query_scope("echo-q"):
-            with pytest.raises(LLMError, match="repeated the prompt.*instruction-tuned"):
-                chat_llm.complete([{"role": "user", "content": long_prompt}])
+            for _ in range(2):
+                with pytest.raises(LLMError, match="repeated the prompt.*instruction-tuned"):
+                    chat_llm.complete([{"role": "user", "content": long_prompt}])
             assert chat_llm.complete([{"role": "user", "content": "Who did Merkel consult?"}]).endswith("Obama.")
             assert chat_llm.complete([{"role": "user", "content": long_prompt}]) == "Barack Obama"
-    assert fallbacks.counts("echo-q") == {"llm.echo": 1}
+    assert fallbacks.counts("echo-q") == {"llm.echo": 2}

@@ -211,16 +211,18 @@ class ChatLLM:
                                    latency_s=0.0, status=200))
 
 
-#: a reply "repeats the prompt" when it opens with this many characters of the last user turn
-#: (whitespace collapsed); shorter user turns are never checked, since restating a short
-#: question before answering it is fine
-ECHO_CHARS = 200
+#: only a last user turn of at least this many characters (whitespace collapsed) is checked:
+#: a templated prompt; restating a short question before answering it is fine
+ECHO_MIN_PROMPT = 200
+#: a reply "repeats the prompt" when it opens with this many characters of it: the opening
+#: instructions, which no answer repeats (a base model's copy drifts from the prompt soon after)
+ECHO_CHARS = 80
 
 
 def repeats_prompt(text: str, messages: list[dict[str, Any]]) -> bool:
-    """True when ``text`` opens by copying the last user message's first :data:`ECHO_CHARS`
-    characters: what a base model, which continues text rather than answering, replies to a
-    chat prompt it cannot read as a turn.
+    """True when ``text`` opens by copying the first :data:`ECHO_CHARS` characters of the last
+    user message (one of at least :data:`ECHO_MIN_PROMPT`): what a base model, which continues
+    text rather than answering, replies to a chat prompt it cannot read as a turn.
 
     Parameters
     ----------
@@ -234,7 +236,7 @@ def repeats_prompt(text: str, messages: list[dict[str, Any]]) -> bool:
     if not isinstance(last, str) or not isinstance(text, str):
         return False
     prompt = " ".join(last.split())
-    if len(prompt) < ECHO_CHARS:
+    if len(prompt) < ECHO_MIN_PROMPT:
         return False
     return " ".join(text.split())[:ECHO_CHARS] == prompt[:ECHO_CHARS]
 
