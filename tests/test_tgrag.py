@@ -491,3 +491,21 @@ def test_no_llm_extract_prefers_the_sentence_covering_more_rare_question_words()
                         chunk_ids=[0], units=[2], valid_nodes=[])
     text, why = tg_answer._extract(kg, res, ["2022"])
     assert text == "" and "a number" in why
+
+
+def test_a_sub_answer_that_writes_the_next_prompt_is_refused(tgrag_index):
+    """A base model continues the prompt: it writes another prompt-like document ("Answer the
+    question for 2013 using only the material below ...") for a 2019 sub-question. That reply
+    repeats the template's own wording: an LLMError naming the cause, counted as llm.echo, never
+    an answer."""
+    from chronorag.errors import LLMError
+    from chronorag.integrations.llm import fallbacks, query_scope
+
+    idx = TGragIndex.load(tgrag_index.path)
+    drift = ("Answer the question for 2013 using only the material below.\n\nFacts from the 2013 knowledge "
+             "graph:\n[2013] Audi delivered cars.")
+    with ScriptedOpenAIServer([drift]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        with query_scope("tgrag-echo"), pytest.raises(LLMError, match="prompt's own wording"):
+            answer_tgrag(TGragRetriever(idx), "Who led Audi's board in 2019?", llm=cfg)
+    assert fallbacks.counts("tgrag-echo") == {"llm.echo": 1}

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.llms import LLM
 
-__all__ = ["ChatLLM", "LLMLike", "repeats_prompt", "resolve_llm"]
+__all__ = ["ChatLLM", "LLMLike", "repeats_prompt", "repeats_template", "resolve_llm"]
 
 
 
@@ -93,7 +93,7 @@ class ChatLLM:
 
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
                  stop: list[str] | None = None, response_format: dict[str, Any] | None = None,
-                 strip: bool = True) -> str:
+                 strip: bool = True, template: str | None = None) -> str:
         """Send chat messages, return the reply text with reasoning stripped.
 
         Parameters
@@ -110,6 +110,10 @@ class ChatLLM:
         strip : bool
             Remove ``<think>`` blocks and decode HTML entities (default; see
             :func:`~chronorag.integrations.llm.config.clean_reply`).
+        template : str, optional
+            The ``str.format`` template the last user message was made from: a reply that
+            repeats one of its literal lines (see :func:`repeats_template`) is refused like a
+            reply that repeats the prompt.
 
         Raises
         ------
@@ -165,11 +169,15 @@ class ChatLLM:
             text = resp.message.content
         if text is None:
             raise LLMError(f"{self.name} returned no text")
-        if repeats_prompt(text, messages):
+        copied = "the prompt" if repeats_prompt(text, messages) else None
+        if copied is None and template is not None:
+            frag = repeats_template(text, template)
+            copied = f"the prompt's own wording ({frag[:60]!r})" if frag else None
+        if copied is not None:
             from chronorag.integrations.llm.ledger import record_fallback
 
-            record_fallback("llm.echo", f"the reply repeats the prompt: {text[:120]!r}")
-            raise LLMError(f"{self.name} repeated the prompt instead of answering it. A base (pretrained, "
+            record_fallback("llm.echo", f"the reply repeats {copied}: {text[:120]!r}")
+            raise LLMError(f"{self.name} repeated {copied} instead of answering. A base (pretrained, "
                            f"not instruction-tuned) model does this: serve an instruction-tuned (chat) model")
         return clean_reply(text) if strip else text
 
@@ -239,6 +247,36 @@ def repeats_prompt(text: str, messages: list[dict[str, Any]]) -> bool:
     if len(prompt) < ECHO_MIN_PROMPT:
         return False
     return " ".join(text.split())[:ECHO_CHARS] == prompt[:ECHO_CHARS]
+
+
+#: literal lines of a prompt template this long or longer are its "own wording"
+TEMPLATE_LINE_CHARS = 24
+
+
+def repeats_template(text: str, template: str) -> str | None:
+    """The first literal line of ``template`` (text outside its ``{fields}``, whitespace
+    collapsed, at least :data:`TEMPLATE_LINE_CHARS` characters) that ``text`` contains, or
+    ``None``. An answer never restates the prompt's instructions ("Answer briefly; say ...");
+    a base model that writes the next prompt-like document does.
+
+    Parameters
+    ----------
+    text : str
+        The model's reply.
+    template : str
+        The ``str.format`` template of the prompt.
+    """
+    import string
+
+    if not isinstance(text, str) or not isinstance(template, str):
+        return None
+    reply = " ".join(text.split())
+    for literal, *_ in string.Formatter().parse(template):
+        for line in literal.split("\n"):
+            frag = " ".join(line.split())
+            if len(frag) >= TEMPLATE_LINE_CHARS and frag in reply:
+                return frag
+    return None
 
 
 def _join_parts(content: Any) -> str:

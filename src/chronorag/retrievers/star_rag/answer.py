@@ -75,7 +75,7 @@ def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: i
     from chronorag.integrations.llm import resolve_llm
 
     chat = resolve_llm(llm, required=True)
-    reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens)
+    reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens, template=ANSWER_PROMPT)
     return parse_ranked_answers(reply)
 
 

@@ -136,7 +136,7 @@ def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple
     def ask(ctx: dict[str, Any]) -> str:
         prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
                                          texts="\n\n".join(ctx["texts"]), question=r.sub.question)
-        return str(chat.complete([{"role": "user", "content": prompt}])).strip()
+        return str(chat.complete([{"role": "user", "content": prompt}], template=SUBANSWER_PROMPT)).strip()
 
     ctx = retriever.build_context([r])
     try:
@@ -221,7 +221,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         final = str(subs[0]["answer"])
     else:
         pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer']}" for s in subs)
-        final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}]).strip()
+        final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}],
+                              template=SYNTHESIS_PROMPT).strip()
     reason = ""
     if unstated:  # the prompt asks for "not stated" when the material does not answer
         reason = ("the LLM found no answer in the retrieved material for "
