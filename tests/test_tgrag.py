@@ -496,16 +496,23 @@ def test_no_llm_extract_prefers_the_sentence_covering_more_rare_question_words()
 def test_a_sub_answer_that_writes_the_next_prompt_is_refused(tgrag_index):
     """A base model continues the prompt: it writes another prompt-like document ("Answer the
     question for 2013 using only the material below ...") for a 2019 sub-question. That reply
-    repeats the template's own wording: an LLMError naming the cause, counted as llm.echo, never
-    an answer."""
-    from chronorag.errors import LLMError
-    from chronorag.integrations.llm import fallbacks, query_scope
+    repeats the template's own wording: counted as llm.echo and never an answer; that period is
+    unanswered (said in the reason) and the other periods still count."""
+    from chronorag.errors import LLMEchoError
+    from chronorag.integrations.llm import fallbacks, query_scope, resolve_llm
 
     idx = TGragIndex.load(tgrag_index.path)
     drift = ("Answer the question for 2013 using only the material below.\n\nFacts from the 2013 knowledge "
              "graph:\n[2013] Audi delivered cars.")
-    with ScriptedOpenAIServer([drift]) as srv:
+    with ScriptedOpenAIServer([drift, drift, "Markus Duesmann", drift, "Bram Schot, using only the material below."]) as srv:
         cfg = LLMConfig(base_url=srv.base_url)
-        with query_scope("tgrag-echo"), pytest.raises(LLMError, match="prompt's own wording"):
-            answer_tgrag(TGragRetriever(idx), "Who led Audi's board in 2019?", llm=cfg)
-    assert fallbacks.counts("tgrag-echo") == {"llm.echo": 1}
+        with query_scope("tgrag-echo"):
+            out = answer_tgrag(TGragRetriever(idx), "Who led Audi's board in 2019?", llm=cfg)
+            assert out["abstained"] and out["answer"] == "" and "repeated the prompt" in out["reason"], out
+            out = answer_tgrag(TGragRetriever(idx), "Who led Audi's board in 2019 and 2022?", llm=cfg)
+        with pytest.raises(LLMEchoError, match="prompt's own wording"):  # the client's own error
+            resolve_llm(cfg).complete([{"role": "user", "content": "x"}], template="{q} using only the material below.")
+    # 2019 echoed, 2022 answered; the synthesis echoed too, so the stated answer stands alone
+    assert out["answer"] == "[2022] Markus Duesmann" and not out["abstained"], out
+    assert out["reason"].startswith("partial answer: the LLM repeated the prompt") and "2019" in out["reason"]
+    assert fallbacks.counts("tgrag-echo") == {"llm.echo": 3}  # the last call ran outside the scope

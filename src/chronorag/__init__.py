@@ -104,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "DataFormatError": "chronorag.errors",
     "IndexFormatError": "chronorag.errors",
     "LLMError": "chronorag.errors",
+    "LLMEchoError": "chronorag.errors",
     "UnknownNameError": "chronorag.errors",
     "MissingExtraError": "chronorag.errors",
     "TimeParseError": "chronorag.errors",
@@ -124,6 +125,7 @@ __all__ = [
     "IndexFormatError",
     "KGIRAGContext",
     "LLMConfig",
+    "LLMEchoError",
     "LLMError",
     "LLMReranker",
     "LangChainRetriever",
@@ -215,6 +217,9 @@ if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-expo
     )
     from chronorag.errors import (
         IndexFormatError as IndexFormatError,
+    )
+    from chronorag.errors import (
+        LLMEchoError as LLMEchoError,
     )
     from chronorag.errors import (
         LLMError as LLMError,

@@ -15,6 +15,7 @@ __all__ = [
     "IndexBusyError",
     "IndexFormatError",
     "IntervalOrderError",
+    "LLMEchoError",
     "LLMError",
     "MissingExtraError",
     "OutputExistsError",
@@ -75,6 +76,11 @@ class MissingExtraError(ChronoRAGError, ImportError):
 
 class LLMError(ChronoRAGError, RuntimeError):
     """The LLM endpoint is not configured, unreachable, or returned an unusable reply."""
+
+
+class LLMEchoError(LLMError):
+    """The LLM repeated its prompt instead of answering (what a base, not instruction-tuned,
+    model does); counted as the ``llm.echo`` fallback."""
 
 
 def missing_extra(package: str, extra: str) -> MissingExtraError:

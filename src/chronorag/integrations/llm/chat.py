@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
-from chronorag.errors import LLMError
+from chronorag.errors import LLMEchoError, LLMError
 from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, clean_reply
 from chronorag.integrations.llm.ledger import (
     CallRecord,
@@ -93,7 +93,7 @@ class ChatLLM:
 
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
                  stop: list[str] | None = None, response_format: dict[str, Any] | None = None,
-                 strip: bool = True, template: str | None = None) -> str:
+                 strip: bool = True, template: str | tuple[str, ...] | None = None) -> str:
         """Send chat messages, return the reply text with reasoning stripped.
 
         Parameters
@@ -110,10 +110,10 @@ class ChatLLM:
         strip : bool
             Remove ``<think>`` blocks and decode HTML entities (default; see
             :func:`~chronorag.integrations.llm.config.clean_reply`).
-        template : str, optional
-            The ``str.format`` template the last user message was made from: a reply that
-            repeats one of its literal lines (see :func:`repeats_template`) is refused like a
-            reply that repeats the prompt.
+        template : str or tuple of str, optional
+            The ``str.format`` template the last user message was made from (or the method's
+            templates): a reply that repeats one of their literal lines (see
+            :func:`repeats_template`) is refused like a reply that repeats the prompt.
 
         Raises
         ------
@@ -171,13 +171,14 @@ class ChatLLM:
             raise LLMError(f"{self.name} returned no text")
         copied = "the prompt" if repeats_prompt(text, messages) else None
         if copied is None and template is not None:
-            frag = repeats_template(text, template)
+            frag = next((f for t in ((template,) if isinstance(template, str) else template)
+                         if (f := repeats_template(text, t))), None)
             copied = f"the prompt's own wording ({frag[:60]!r})" if frag else None
         if copied is not None:
             from chronorag.integrations.llm.ledger import record_fallback
 
             record_fallback("llm.echo", f"the reply repeats {copied}: {text[:120]!r}")
-            raise LLMError(f"{self.name} repeated {copied} instead of answering. A base (pretrained, "
+            raise LLMEchoError(f"{self.name} repeated {copied} instead of answering. A base (pretrained, "
                            f"not instruction-tuned) model does this: serve an instruction-tuned (chat) model")
         return clean_reply(text) if strip else text
 

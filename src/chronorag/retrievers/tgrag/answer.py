@@ -7,7 +7,7 @@ import re
 import weakref
 from typing import Any
 
-from chronorag.errors import LLMError
+from chronorag.errors import LLMEchoError, LLMError
 from chronorag.graphs.text import no_answer_reply, stem_word
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
@@ -126,8 +126,13 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     return "", f"none of the {len(r.units)} retrieved sentences holds " + " and ".join(wants)
 
 
+#: a sub-answer the LLM did not give: its reply repeated the prompt (counted as ``llm.echo``)
+_ECHOED = "\x00echo"
+
+
 def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple[dict[str, Any], str]:
-    """One sub-question's context and answer. A prompt over the model's context window is
+    """One sub-question's context and answer (:data:`_ECHOED` when the reply repeated the
+    prompt: that period is unanswered, the others still count). A prompt over the model's context window is
     retried once with the whole context (graph lines and source texts) cut to the token
     budget, counted as the ``tgrag.context_cut`` fallback; a second overflow is an
     :class:`LLMError` naming the budget to lower."""
@@ -136,11 +141,14 @@ def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple
     def ask(ctx: dict[str, Any]) -> str:
         prompt = SUBANSWER_PROMPT.format(period=r.sub.period or "all periods", graph=ctx["graph"],
                                          texts="\n\n".join(ctx["texts"]), question=r.sub.question)
-        return str(chat.complete([{"role": "user", "content": prompt}], template=SUBANSWER_PROMPT)).strip()
+        return str(chat.complete([{"role": "user", "content": prompt}],
+                                 template=(SUBANSWER_PROMPT, SYNTHESIS_PROMPT))).strip()
 
     ctx = retriever.build_context([r])
     try:
         return ctx, ask(ctx)
+    except LLMEchoError:
+        return ctx, _ECHOED  # this period unanswered; the other periods still count
     except LLMError as exc:
         if ctx["scope"] == "all" or not is_context_overflow(exc):
             raise
@@ -149,6 +157,8 @@ def _sub_answer(chat: Any, retriever: TGragRetriever, r: _PeriodResult) -> tuple
     ctx = retriever.build_context([r], scope="all")
     try:
         return ctx, ask(ctx)
+    except LLMEchoError:
+        return ctx, _ECHOED
     except LLMError as exc:
         if not is_context_overflow(exc):
             raise
@@ -213,21 +223,31 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 used_ids.append(c)
                 evidence.append(t)
         subs.append({"period": r.sub.period, "question": r.sub.question, "answer": answer})
-    unstated = [s for s in subs if no_answer_reply(str(s["answer"]))]
-    stated = [s for s in subs if s not in unstated]
+    echoed = [s for s in subs if s["answer"] == _ECHOED]
+    for s in echoed:
+        s["answer"] = ""
+    unstated = [s for s in subs if s not in echoed and no_answer_reply(str(s["answer"]))]
+    stated = [s for s in subs if s not in unstated and s not in echoed]
     if not stated:
         final = ""
     elif len(subs) == 1:
         final = str(subs[0]["answer"])
     else:
-        pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer']}" for s in subs)
-        final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}],
-                              template=SYNTHESIS_PROMPT).strip()
+        pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer'] or 'not stated'}" for s in subs)
+        try:
+            final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}],
+                                  template=(SYNTHESIS_PROMPT, SUBANSWER_PROMPT)).strip()
+        except LLMEchoError:  # counted as llm.echo: the stated sub-answers, joined, are the answer
+            final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
     reason = ""
-    if unstated:  # the prompt asks for "not stated" when the material does not answer
-        reason = ("the LLM found no answer in the retrieved material for "
-                  + ", ".join(str(s["period"] or "all periods") for s in unstated)
-                  + (f" ({_short_answer(unstated[0]['answer'])})"))
+    if unstated or echoed:  # the prompt asks for "not stated" when the material does not answer
+        parts = ([("the LLM found no answer in the retrieved material for "
+                   + ", ".join(str(s["period"] or "all periods") for s in unstated)
+                   + f" ({_short_answer(unstated[0]['answer'])})")] if unstated else []) + (
+            [("the LLM repeated the prompt instead of answering for "
+              + ", ".join(str(s["period"] or "all periods") for s in echoed) + " (counted as llm.echo)")]
+            if echoed else [])
+        reason = "; ".join(parts)
         if stated:
             reason = "partial answer: " + reason
     elif not final:
