@@ -534,3 +534,21 @@ def test_star_rag_no_llm_reader_uses_only_events_of_the_questions_relation(tmp_p
     assert {e.object for e in kept} == {"Laurent Fabius", "Wang Yi"} and words == ["cooper"]
     kept, words = relation_family(events, store.relations, phrase="xylophonize", linked=None)
     assert len(kept) == len(events) and words == []  # nothing known about the relation: nothing dropped
+
+
+def test_star_rag_llm_reply_repeating_the_prompt_is_an_abstention(ecb_index):
+    """A reply that copies the reader prompt's own lines (its worked example) is not an answer:
+    the question abstains, saying why, and the copy is counted as llm.echo."""
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.llm import fallbacks
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    copy = ("Events:\n1. On 2012-03-02, Ministry of Health (Kenya) signed an agreement with Oxfam.\n"
+            "Answers:\n1. Romania")
+    with ScriptedOpenAIServer([copy]) as srv:
+        method = make_method("star-rag", ecb_index.path, llm_url=srv.base_url)
+        before = fallbacks.counts().get("llm.echo", 0)
+        pred = method({"quid": 71, "question": "Before Germany, who did the ECB criticize last?"})
+    assert pred.answers == [] and pred.abstained and "repeated the prompt's own wording" in pred.reason
+    assert fallbacks.counts().get("llm.echo", 0) == before + 1

@@ -25,6 +25,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     ``llm_url`` (an OpenAI-compatible endpoint) or ``llm`` (anything
     :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
     LangChain chat model) selects the LLM reader; neither is the no-LLM mode."""
+    from chronorag.errors import LLMEchoError
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
@@ -48,7 +49,12 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         if cfg is not None:
             qid = str(q.get("quid", q.get("id", q["question"])))
             with cfg.ledger.query(qid):
-                answers, dropped = ground_answers(answer_with_llm(cfg, q["question"], events), events)
+                try:
+                    answers, dropped = ground_answers(answer_with_llm(cfg, q["question"], events), events)
+                except LLMEchoError as exc:  # counted as llm.echo by the client: no answer, said why
+                    return Prediction(answers=[], evidence=evidence, abstained=True,
+                                      reason=f"the LLM's reply is not an answer: {exc}",
+                                      info={**meta, "tokens": cfg.ledger.summary(qid), "ungrounded": []})
                 if dropped:
                     record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event: "
                                     + ", ".join(repr(d) for d in dropped[:3]))
