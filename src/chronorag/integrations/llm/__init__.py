@@ -5,7 +5,13 @@
 - :mod:`.chat`: :class:`ChatLLM` and :func:`resolve_llm` over any LLM object.
 """
 
-from chronorag.integrations.llm.chat import ChatLLM, LLMLike, repeats_prompt, resolve_llm
+from chronorag.integrations.llm.chat import (
+    ChatLLM,
+    LLMLike,
+    raise_if_echo,
+    repeats_prompt,
+    resolve_llm,
+)
 from chronorag.integrations.llm.config import (
     LLMConfig,
     chat,
@@ -35,6 +41,7 @@ __all__ = [
     "is_context_overflow",
     "query_scope",
     "record_fallback",
+    "raise_if_echo",
     "repeats_prompt",
     "resolve_llm",
     "strip_reasoning",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.llms import LLM
 
-__all__ = ["ChatLLM", "LLMLike", "repeats_prompt", "repeats_template", "resolve_llm"]
+__all__ = ["ChatLLM", "LLMLike", "raise_if_echo", "repeats_prompt", "repeats_template", "resolve_llm"]
 
 
 
@@ -169,17 +169,7 @@ class ChatLLM:
             text = resp.message.content
         if text is None:
             raise LLMError(f"{self.name} returned no text")
-        copied = "the prompt" if repeats_prompt(text, messages) else None
-        if copied is None and template is not None:
-            frag = next((f for t in ((template,) if isinstance(template, str) else template)
-                         if (f := repeats_template(text, t))), None)
-            copied = f"the prompt's own wording ({frag[:60]!r})" if frag else None
-        if copied is not None:
-            from chronorag.integrations.llm.ledger import record_fallback
-
-            record_fallback("llm.echo", f"the reply repeats {copied}: {text[:120]!r}")
-            raise LLMEchoError(f"{self.name} repeated {copied} instead of answering. A base (pretrained, "
-                           f"not instruction-tuned) model does this: serve an instruction-tuned (chat) model")
+        raise_if_echo(text, messages, name=self.name, template=template)
         return clean_reply(text) if strip else text
 
     def complete_json(self, messages: list[dict[str, Any]], *, schema: dict[str, Any],
@@ -248,6 +238,24 @@ def repeats_prompt(text: str, messages: list[dict[str, Any]]) -> bool:
     if len(prompt) < ECHO_MIN_PROMPT:
         return False
     return " ".join(text.split())[:ECHO_CHARS] == prompt[:ECHO_CHARS]
+
+
+def raise_if_echo(text: str, messages: list[dict[str, Any]], *, name: str,
+                  template: str | tuple[str, ...] | None = None) -> None:
+    """Raise :class:`~chronorag.errors.LLMEchoError` (counted as ``llm.echo``) when ``text``
+    repeats the prompt (:func:`repeats_prompt`) or one of ``template``'s own lines
+    (:func:`repeats_template`); ``name`` names the LLM in the message."""
+    copied = "the prompt" if repeats_prompt(text, messages) else None
+    if copied is None and template is not None:
+        frag = next((f for t in ((template,) if isinstance(template, str) else template)
+                     if (f := repeats_template(text, t))), None)
+        copied = f"the prompt's own wording ({frag[:60]!r})" if frag else None
+    if copied is not None:
+        from chronorag.integrations.llm.ledger import record_fallback
+
+        record_fallback("llm.echo", f"the reply repeats {copied}: {text[:120]!r}")
+        raise LLMEchoError(f"{name} repeated {copied} instead of answering. A base (pretrained, "
+                           f"not instruction-tuned) model does this: serve an instruction-tuned (chat) model")
 
 
 #: literal lines of a prompt template this long or longer are its "own wording"

@@ -33,8 +33,8 @@ from chronorag.graphs.text import parse_ranked_answers
 from chronorag.integrations.llm import (
     ChatLLM,
     LLMLike,
+    raise_if_echo,
     record_fallback,
-    repeats_prompt,
     resolve_llm,
 )
 from chronorag.retrievers.dense import DenseEventRetriever
@@ -120,10 +120,7 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
     user = ANSWER_USER.format(events=listing, question=q)
     reply = model.invoke([SystemMessage(ANSWER_SYSTEM), HumanMessage(user)])
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
-    if repeats_prompt(text, [{"role": "user", "content": user}]):
-        record_fallback("llm.echo", f"the reply repeats the prompt: {text[:120]!r}")
-        raise LLMError(f"{chat_llm.name} repeated the prompt instead of answering it (a base, not "
-                       "instruction-tuned, model does this): serve an instruction-tuned model")
+    raise_if_echo(text, [{"role": "user", "content": user}], name=chat_llm.name)
     answers = parse_ranked_lines(text)
     if not answers:
         record_fallback("dense_qa.empty_answer", text[:200])
