@@ -282,6 +282,12 @@ def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):
             {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
     assert pred.answers == [] and pred.abstained
     assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
+    # SmolLM2 wrote the reply format into its answer: a brace in a short answer is debris
+    with ScriptedOpenAIServer(['{"answer": "No, Red Meadow. The answer is: {"}'] * 4) as srv:
+        pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
+            {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
+    assert pred.answers == [] and pred.abstained
+    assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
     # an answer that says the facts do not answer is an abstention, in the graph and in eval
     with ScriptedOpenAIServer(['{"answer": "The facts do not mention it."}'] * 2) as srv:
         pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(

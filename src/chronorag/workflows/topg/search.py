@@ -132,11 +132,15 @@ _TEMPLATE_BITS = tuple(sorted(
 
 
 def _usable(answer: str, step: str) -> str:
-    """``answer``, or :class:`LLMError` when it is empty, or copies back a placeholder or the
-    reply-format wording of the prompt (Gemma 3 270M answered ``<short answer>}; otherwise reply {``)."""
+    """``answer``, or :class:`LLMError` when it is empty, copies back a placeholder or the
+    reply-format wording of the prompt (Gemma 3 270M answered ``<short answer>}; otherwise reply {``),
+    or carries JSON braces: a short answer holds none, so a brace is the model writing its reply
+    format into the answer (SmolLM2 answered ``No, ... The answer is: {``)."""
     low = answer.casefold()
     if _PLACEHOLDER.match(answer) or any(bit in low for bit in _TEMPLATE_BITS):
         raise LLMError(f"{step} reply copied the prompt's placeholder instead of answering: {answer!r}")
+    if "{" in answer or "}" in answer:
+        raise LLMError(f"{step} reply wrote JSON braces into the answer: {answer!r}")
     return answer.strip()
 
 
