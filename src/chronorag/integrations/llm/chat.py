@@ -6,6 +6,7 @@ returns a :class:`ChatLLM`; an unknown object is an error, never a silent switch
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
@@ -275,17 +276,20 @@ def repeats_template(text: str, template: str) -> str | None:
     template : str
         The ``str.format`` template of the prompt.
     """
-    import string
-
     if not isinstance(text, str) or not isinstance(template, str):
         return None
     reply = " ".join(text.split())
-    for literal, *_ in string.Formatter().parse(template):
-        for line in literal.split("\n"):
-            frag = " ".join(line.split())
-            if len(frag) >= TEMPLATE_LINE_CHARS and frag in reply:
-                return frag
-    return None
+    return next((frag for frag in _template_lines(template) if frag in reply), None)
+
+
+@functools.lru_cache(maxsize=256)
+def _template_lines(template: str) -> tuple[str, ...]:
+    """The literal lines of ``template`` long enough to count as an echo (parsed once per template)."""
+    import string
+
+    lines = (" ".join(line.split()) for literal, *_ in string.Formatter().parse(template)
+             for line in literal.split("\n"))
+    return tuple(frag for frag in lines if len(frag) >= TEMPLATE_LINE_CHARS)
 
 
 def _join_parts(content: Any) -> str:
