@@ -505,3 +505,21 @@ run_eval(m, qs, out_path={str(out)!r}, progress=False)
     assert out.read_text() == "previous results\n"
     partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
     assert [json.loads(line)["quid"] for line in partial[0].read_text().splitlines()] == [1, 2]
+
+
+def test_an_error_row_keeps_the_tokens_the_question_spent(tmp_path, ecb_index):
+    """A question whose LLM call fails after earlier calls succeeded becomes an error row that
+    still says what it cost (every LLM adapter exposes its ledger to the runner)."""
+    from chronorag.evaluation import make_method
+
+    args = {"head": "ECB", "rel": "criticize", "begin_time": "-inf", "end_time": "2011-02-14", "type": "before"}
+    boom = {"status": 500, "body": {"error": {"message": "the server died"}}}
+    script = [{"tool_calls": [{"name": "Get_tail_entity", "arguments": args}]}] + [boom] * 6
+    q = {"quid": 1, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
+    with ScriptedOpenAIServer(script) as srv:
+        method = make_method("tools", ecb_index.path, llm_url=srv.base_url)
+        m = run_eval(method, [q], out_path=tmp_path / "agent.jsonl", progress=False)
+    _, rows = load_run(tmp_path / "agent.jsonl")
+    assert m["errors"] == 1 and "the server died" in rows[0]["error"]
+    tok = rows[0]["tokens"]
+    assert tok["prompt_tokens"] > 0 and tok["failed_calls"] >= 1 and tok["calls"] == 1 + tok["failed_calls"]

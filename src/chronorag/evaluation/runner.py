@@ -283,9 +283,7 @@ def run_eval(
             rec["context_tokens"] = count_tokens(pred.evidence) if pred else 0
             tokens = (pred.info.get("tokens") if pred else None)
             if tokens is None and ledger is not None and len(ledger.records) > n_led:
-                new = ledger.records[n_led:]
-                p_, c_ = sum(r.prompt_tokens for r in new), sum(r.completion_tokens for r in new)
-                tokens = {"calls": len(new), "prompt_tokens": p_, "completion_tokens": c_, "total_tokens": p_ + c_}
+                tokens = ledger.summary_since(n_led)  # an error row: what the question spent before it failed
             rec["tokens"] = tokens
             if pred is not None and pred.trace:
                 rec["tool_calls"] = pred.trace

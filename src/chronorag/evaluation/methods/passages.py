@@ -283,4 +283,7 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
                                 "mode": out["mode"] if llm_url else no_llm_mode,
                                 **{k_: v for k_, v in out["info"].items()
                                                          if k_ in ("tokens", "fallbacks", "iterations")}})
+
+    if llm is not None:
+        run.ledger = llm.ledger  # type: ignore[attr-defined]  # the runner's tokens for an error row
     return run

@@ -112,6 +112,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         return Prediction(answers=read.answers, evidence=evidence, abstained=read.abstained, reason=reason,
                           info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
 
+    if cfg is not None:
+        method.ledger = cfg.ledger  # type: ignore[attr-defined]  # the runner's tokens for an error row
     return method
 
 

@@ -39,6 +39,8 @@ def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
                                   info={**info, "tokens": chat.ledger.summary(qid)})
             return Prediction(answers=[], evidence=texts, info={**info, "mode": "retrieval only"})
 
+        if chat is not None:
+            vmethod.ledger = chat.ledger  # type: ignore[attr-defined]  # the runner's tokens for an error row
         return vmethod
     t = TGragRetriever(index, llm=chat)
 
@@ -53,6 +55,8 @@ def _tgrag_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
         return Prediction(answers=[out["answer"]] if out["answer"] else [], evidence=out["evidence"], info=info,
                           abstained=bool(out["abstained"]), reason=str(out["reason"]))
 
+    if chat is not None:
+        method.ledger = chat.ledger  # type: ignore[attr-defined]  # the runner's tokens for an error row
     return method
 
 

@@ -71,6 +71,7 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
                           trace=[{"name": c["name"], "args": c["args"]} for m in out.get("messages", [])
                                  if m.type == "ai" for c in (getattr(m, "tool_calls", None) or [])])
 
+    agent_method.ledger = chat.ledger  # type: ignore[attr-defined]  # the runner's tokens for an error row
     return agent_method
 
 

@@ -75,6 +75,25 @@ class TokenLedger:
         """
         with self._lock:
             recs = [r for r in self.records if query_id is None or r.query_id == query_id]
+        return self._totals(recs)
+
+    def summary_since(self, start: int) -> dict[str, Any]:
+        """:meth:`summary` over the records added after the first ``start`` ones (one evaluated
+        question's calls, whatever query id they carry).
+
+        Parameters
+        ----------
+        start : int
+            ``len(ledger.records)`` taken before the calls to count.
+        """
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"start must be a record count >= 0, got {start!r}")
+        with self._lock:
+            recs = self.records[start:]
+        return self._totals(recs)
+
+    @staticmethod
+    def _totals(recs: list[CallRecord]) -> dict[str, Any]:
         p = sum(r.prompt_tokens for r in recs)
         c = sum(r.completion_tokens for r in recs)
         return {
