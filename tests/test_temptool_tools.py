@@ -155,6 +155,11 @@ def test_reasoner_reports_what_it_cannot_do(ecb_tools):
     assert [c["name"] for c in calls] == ["Get_time", "Get_tail_entity"]
     assert calls[1]["arguments"]["end_time"] == "2011-02-14" and calls[1]["arguments"]["type"] == "before"
     assert np.all([c["error"] is None for c in calls])
+    # the relation the last relation-naming call asked for, and what the aligner linked it to
+    res = r.answer("Before Germany, who did the ECB criticize last?")
+    phrase, linked = res.relation()
+    assert phrase == calls[1]["arguments"]["rel"] and linked == "Criticize or denounce"
+    assert r.answer("what is the meaning of life?").relation() == (None, None)
 
 
 SECTORS = """\

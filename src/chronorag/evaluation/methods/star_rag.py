@@ -92,12 +92,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                               info={**meta, "mode": "no-LLM reader over the retrieved events"})
         # only events of a relation the question can mean: a reader that ignores the relation
         # answers "who did Kerry sign a deal with?" from his negotiation events
-        last = next((c for c in reversed(res.calls) if isinstance(c.get("arguments"), dict)
-                     and c["arguments"].get("rel")), None)
-        linked = (last.get("aligned") or {}).get("rel") if last is not None else None
-        same, words = relation_family(events, index.store.relations,
-                                      phrase=last["arguments"]["rel"] if last is not None else None,
-                                      linked=linked)
+        phrase, linked = res.relation()
+        same, words = relation_family(events, index.store.relations, phrase=phrase, linked=linked)
         kind = ((f"{linked!r}" if linked else "the question's relation")
                 + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
         if not same:

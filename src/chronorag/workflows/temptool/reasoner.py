@@ -97,6 +97,17 @@ class ReasonerResult:
     abstained: bool = False
     reason: str = ""
 
+    def relation(self) -> tuple[str | None, str | None]:
+        """``(phrase, linked)`` of the last tool call that named a relation: the question's
+        relation phrase as the reasoner passed it, and the KG relation the aligner linked it
+        to (``None`` when it linked none); ``(None, None)`` when no call named a relation."""
+        for call in reversed(self.calls):
+            args = call.get("arguments")
+            if isinstance(args, dict) and args.get("rel"):
+                linked = (call.get("aligned") or {}).get("rel")
+                return str(args["rel"]), (str(linked) if linked else None)
+        return None, None
+
 
 def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
