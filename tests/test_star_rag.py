@@ -552,3 +552,46 @@ def test_star_rag_llm_reply_repeating_the_prompt_is_an_abstention(ecb_index):
         pred = method({"quid": 71, "question": "Before Germany, who did the ECB criticize last?"})
     assert pred.answers == [] and pred.abstained and "repeated the prompt's own wording" in pred.reason
     assert fallbacks.counts().get("llm.echo", 0) == before + 1
+
+
+def test_llm_candidates_that_cannot_answer_the_question_are_dropped(ecb_index):
+    """A small model answers with the entity it was asked about ("Who visited Iraq?" -> Iraq;
+    SmolLM2 did so on about half its wrong MultiTQ answers) or with the wrong kind of answer (a
+    name for "when"). Those grounded candidates are dropped and counted; a choice question, a
+    self-loop event and a count question keep them."""
+    from chronorag.evaluation import make_method
+    from chronorag.graphs.store import Event
+    from chronorag.integrations.llm import fallbacks, query_scope
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.retrievers.star_rag import screen_answers
+
+    ev = [Event(0, "Iraq", "Make a visit", "Iran", "2011-06-02", "2011-06-02"),
+          Event(1, "Police (Iraq)", "Arrest", "Police (Iraq)", "2011-06-05", "2011-06-05")]
+    kept, off = screen_answers(["Iraq", "2011-06", "Iran"], "Who paid a visit to Iraq in June 2011?", ev)
+    assert kept == ["Iran"] and [a for a, _ in off] == ["Iraq", "2011-06"]
+    assert "names it" in off[0][1] and "is a date" in off[1][1]
+    kept, off = screen_answers(["Iran", "2011-06-02"], "When did Iraq last visit Iran?", ev)
+    assert kept == ["2011-06-02"] and off == [("Iran", "the question asks when; this is not a date")]
+    assert screen_answers(["Iraq"], "Who visited Iraq first, Iran or Iraq?", ev)[0] == ["Iraq"]
+    assert screen_answers(["Police (Iraq)"], "Who did Police (Iraq) arrest in June 2011?", ev)[0] == ["Police (Iraq)"]
+    assert screen_answers(["3"], "How many times did Iraq visit Iran?", ev)[0] == ["3"]
+    # "Iraqi" names Iraq, "ECB" names the European Central Bank; "Nigeria" does not name Niger
+    assert screen_answers(["Iraq"], "Who did the Iraqi police arrest in 2011?", ev)[0] == []
+    assert screen_answers(["European Central Bank"], "Who did the ECB criticize?", ev)[0] == []
+    assert screen_answers(["Niger"], "Who visited Nigeria in 2011?", ev)[0] == ["Niger"]
+    with pytest.raises(ValueError, match="question"):
+        screen_answers(["Iran"], " ", ev)
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    q = {"quid": 1, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]}
+    with ScriptedOpenAIServer(["1. European Central Bank\n2. 2012\n3. Romania", "1. European Central Bank"]) as srv:
+        method = make_method("star-rag", ecb_index.path, llm_url=srv.base_url)
+        n = len(fallbacks.records)
+        with query_scope("q1"):
+            pred = method(q)
+        assert pred.answers == ["Romania"] and pred.info["off_question"] == ["European Central Bank", "2012"]
+        assert [k for _, k, _ in fallbacks.records[n:]] == ["star_rag.off_question"]
+        with query_scope("q2"):
+            pred = method(q)
+    assert pred.abstained and pred.answers == []
+    assert "'European Central Bank'" in pred.reason and "star_rag.off_question" in pred.reason

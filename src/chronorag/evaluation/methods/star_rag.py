@@ -15,8 +15,9 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                   personalization: str = "star", use_rule_graph: bool = True, reference: str | None = None,
                   **_: Any) -> Method:
     """STAR-RAG retrieval; answers from the LLM (only candidates the retrieved events show:
-    :func:`~chronorag.retrievers.star_rag.answer.ground_answers`; none left is an abstention
-    with its reason), or (no LLM) the temporal reasoner reading
+    :func:`~chronorag.retrievers.star_rag.answer.ground_answers`, and of the kind the question
+    asks for, not the question's own entity: :func:`~chronorag.retrievers.star_rag.answer.screen_answers`;
+    none left is an abstention with its reason), or (no LLM) the temporal reasoner reading
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
@@ -28,7 +29,12 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     from chronorag.errors import LLMEchoError
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
-    from chronorag.retrievers.star_rag import StarRAGRetriever, answer_with_llm, ground_answers
+    from chronorag.retrievers.star_rag import (
+        StarRAGRetriever,
+        answer_with_llm,
+        ground_answers,
+        screen_answers,
+    )
     from chronorag.workflows.temptool.reading import reader_constraints, relation_family
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
@@ -58,11 +64,20 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                 if dropped:
                     record_fallback("star_rag.ungrounded", f"{len(dropped)} candidate(s) in no retrieved event: "
                                     + ", ".join(repr(d) for d in dropped[:3]))
-            info = {**meta, "tokens": cfg.ledger.summary(qid), "ungrounded": dropped}
+                answers, off = screen_answers(answers, q["question"], events)
+                if off:
+                    record_fallback("star_rag.off_question", "; ".join(f"{a!r}: {why}" for a, why in off[:3]))
+            info = {**meta, "tokens": cfg.ledger.summary(qid), "ungrounded": dropped,
+                    "off_question": [a for a, _ in off]}
             if not answers:
-                why = ("the LLM gave no answer" if not dropped else
-                       f"the LLM's {len(dropped)} candidate(s) are in no retrieved event (e.g. {dropped[0]!r}; "
-                       "counted as star_rag.ungrounded)")
+                if off:
+                    why = (f"the LLM's grounded candidate(s) do not answer the question as asked ({off[0][0]!r}: "
+                           f"{off[0][1]}; counted as star_rag.off_question)")
+                elif dropped:
+                    why = (f"the LLM's {len(dropped)} candidate(s) are in no retrieved event (e.g. {dropped[0]!r}; "
+                           "counted as star_rag.ungrounded)")
+                else:
+                    why = "the LLM gave no answer"
                 return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
             return Prediction(answers=answers, evidence=evidence, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM

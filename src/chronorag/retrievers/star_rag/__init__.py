@@ -13,6 +13,7 @@ from chronorag.retrievers.star_rag.answer import (
     format_events,
     ground_answers,
     parse_ranked_answers,
+    screen_answers,
 )
 from chronorag.retrievers.star_rag.retriever import StarRAGPGRetriever, StarRAGRetriever
 from chronorag.retrievers.star_rag.rule_graph import RuleGraph, build_rule_graph
@@ -36,6 +37,7 @@ __all__ = [
     "build_rule_graph",
     "format_events",
     "ground_answers",
+    "screen_answers",
     "parse_ranked_answers",
     "time_intent",
 ]
