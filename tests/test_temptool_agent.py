@@ -60,6 +60,33 @@ def test_native_tool_calling_over_http(ecb_index):
     assert cfg.ledger.summary("q")["calls"] == 3
 
 
+def test_agent_answers_must_be_in_its_tool_results_and_answer_the_question(ecb_index):
+    """The model's final answer is kept only where this run's tool rows show it (a near
+    spelling takes the row's spelling) and it answers the question as asked; otherwise it is
+    counted and the run stops without an answer, saying why (a small model answers with names
+    it never looked up, with the question's own entity, or with "the observations are not enough")."""
+    from chronorag.integrations.llm import fallbacks, query_scope
+
+    call = {"tool_calls": [{"name": "Get_tail_entity", "arguments": {
+        "head": "ECB", "rel": "criticize", "begin_time": "-inf", "end_time": "2011-02-14", "type": "before"}}]}
+    cases = [("romnia | Atlantis", ["Romania"], None, ["temptool.ungrounded"]),
+             ("Atlantis", [], "is in no tool result", ["temptool.ungrounded"]),
+             ("The observations are not enough.", [], "is in no tool result", ["temptool.ungrounded"]),
+             ("European Central Bank", [], "does not answer the question as asked", ["temptool.off_question"])]
+    for i, (reply, answers, why, kinds) in enumerate(cases):
+        with ScriptedOpenAIServer([call, reply]) as srv:
+            n = len(fallbacks.records)
+            with query_scope(f"g{i}"):
+                out = build_graph(str(ecb_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke({"question": Q})
+        assert out["answers"] == answers, (reply, out)
+        assert [k for _, k, _ in fallbacks.records[n:]] == kinds
+        if why is None:
+            assert not out["abstained"]
+        else:
+            assert out["abstained"] and out["stopped"] == "ungrounded" and why in out["reason"], out["reason"]
+            assert repr(reply.rstrip(".")) in out["reason"]
+
+
 def test_tagged_protocol_over_http(ecb_index):
     script = [
         '<think>Find when the ECB criticized Germany.</think>\n<tool_call>\n'

@@ -15,8 +15,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                   personalization: str = "star", use_rule_graph: bool = True, reference: str | None = None,
                   **_: Any) -> Method:
     """STAR-RAG retrieval; answers from the LLM (only candidates the retrieved events show:
-    :func:`~chronorag.retrievers.star_rag.answer.ground_answers`, and of the kind the question
-    asks for, not the question's own entity: :func:`~chronorag.retrievers.star_rag.answer.screen_answers`;
+    :func:`~chronorag.graphs.answer_checks.ground_answers`, and of the kind the question
+    asks for, not the question's own entity: :func:`~chronorag.graphs.answer_checks.screen_answers`;
     none left is an abstention with its reason), or (no LLM) the temporal reasoner reading
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from chronorag.graphs.answer_checks import ground_answers, screen_answers
 from chronorag.graphs.text import parse_ranked_answers
 
 __all__ = ["ANSWER_PROMPT", "answer_with_llm", "build_answer_messages", "format_events", "ground_answers",
            "parse_ranked_answers", "screen_answers"]
-
-_DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
 
 # ------------------------------------------------------------------ answering (App. E)
@@ -77,140 +75,3 @@ def answer_with_llm(llm: Any, question: str, events: list[Any], *, max_tokens: i
     chat = resolve_llm(llm, required=True)
     reply = chat.complete(build_answer_messages(question, events), max_tokens=max_tokens, template=ANSWER_PROMPT)
     return parse_ranked_answers(reply)
-
-
-def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], list[str]]:
-    """Split an LLM's candidates into those the retrieved events show and the rest.
-
-    A name counts when it is the subject or object of a retrieved event (accents, case and
-    punctuation aside; a near spelling, rapidfuzz ratio >= 90, is replaced by the events'
-    spelling); a date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``) when it falls within a
-    retrieved event's time at that detail; a small count (up to three digits) always. A
-    reader must not answer with what it was not shown: a small model often writes dates
-    or names that are in no event.
-
-    Parameters
-    ----------
-    answers : list of str
-        Ranked candidates (:func:`answer_with_llm`).
-    events : list of Event
-        The events the LLM read.
-
-    Returns
-    -------
-    tuple of (list of str, list of str)
-        The grounded candidates in their order (duplicates dropped), and the others.
-    """
-    from rapidfuzz import fuzz, process
-
-    from chronorag.graphs.linking import link_key
-
-    names: dict[str, str] = {}
-    spans: list[tuple[str, str]] = []
-    for e in events:
-        for n in (e.subject, e.object):
-            names.setdefault(link_key(n), n)
-        spans.append((str(e.start), str(e.end)))
-    keys = list(names)
-    kept: list[str] = []
-    dropped: list[str] = []
-    for a in answers:
-        c = a.strip()
-        got: str | None = None
-        if _DATE.fullmatch(c):
-            n = len(c)
-            got = c if any(lo[:n] <= c <= hi[:n] for lo, hi in spans if len(lo) >= n and len(hi) >= n) else None
-        elif c.isdigit() and len(c) <= 3:
-            got = c
-        elif keys:
-            k = link_key(c)
-            if k in names:
-                got = names[k]
-            else:
-                best = process.extractOne(k, keys, scorer=fuzz.ratio, score_cutoff=90)
-                got = None if best is None else names[best[0]]
-        if got is None:
-            dropped.append(a)
-        elif got not in kept:
-            kept.append(got)
-    return kept, dropped
-
-
-_CHOICE = re.compile(r"\bor\b", re.I)
-#: endings that make a country's adjective or people ("Iranian", "Iraqi", "Malaysian", "Sudanese")
-_DEMONYM_ENDINGS = frozenset({"n", "an", "ian", "i", "ese", "ish"})
-_MINOR = frozenset({"of", "the", "and", "for", "in", "on", "de", "du", "la", "le"})
-
-
-def _named_in(candidate: str, question: str) -> bool:
-    """Whether ``question`` names ``candidate``: its words as a whole-word phrase, a one-word
-    name with an adjective ending ("Iraq" in "Iraqi"), or its capitals' acronym written in
-    capitals ("ECB" for "European Central Bank")."""
-    from chronorag.graphs.linking import link_key
-
-    k = link_key(candidate)
-    if not k:
-        return False
-    qk = link_key(question)
-    if f" {k} " in f" {qk} ":
-        return True
-    words = qk.split()
-    if " " not in k and len(k) >= 4 and any(w.startswith(k) and w[len(k):] in _DEMONYM_ENDINGS for w in words):
-        return True
-    caps = [w for w in re.findall(r"[^\W\d_]+", candidate) if w.casefold() not in _MINOR]
-    acronym = "".join(w[0] for w in caps)
-    return (len(caps) >= 2 and acronym.isupper() and acronym.isalpha()
-            and re.search(rf"\b{re.escape(acronym)}\b", question) is not None)
-
-
-def screen_answers(answers: list[str], question: str, events: list[Any]) -> tuple[list[str], list[tuple[str, str]]]:
-    """Drop grounded candidates that cannot answer the question as asked.
-
-    Two checks, for a question that asks to list answers (not a count or a yes/no):
-
-    - **the kind of answer:** a question asking when gets dates only; one asking who or
-      which gets no dates;
-    - **not the question's own entity:** an answer to "Who visited Iraq in June 2011?" is
-      not Iraq. A candidate the question names (its words as a whole-word phrase, "Iraqi" for
-      Iraq, "ECB" for European Central Bank) is dropped, unless the question offers a choice
-      ("... A or B?") or a retrieved event links the candidate to itself. A small model often answers with the entity it was asked about
-      (24 of SmolLM2's 43 wrong MultiTQ answers); no gold answer of the MultiTQ dev set
-      or of the free-wording sets is named in its entity question.
-
-    Parameters
-    ----------
-    answers : list of str
-        Candidates, best first (the output of :func:`ground_answers`).
-    question : str
-        The question they answer.
-    events : list of Event
-        The events the LLM read.
-
-    Returns
-    -------
-    tuple of (list of str, list of (str, str))
-        The kept candidates in their order, and each dropped one with why.
-    """
-    from chronorag.graphs.linking import link_key
-    from chronorag.graphs.question import parse_question
-
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
-    pq = parse_question(question)
-    if pq.operator != "select":
-        return list(answers), []
-    loops = {link_key(e.subject) for e in events if link_key(e.subject) == link_key(e.object)}
-    kept: list[str] = []
-    dropped: list[tuple[str, str]] = []
-    for a in answers:
-        is_date = bool(_DATE.fullmatch(a.strip()))
-        if pq.target == "time" and not is_date:
-            dropped.append((a, "the question asks when; this is not a date"))
-        elif pq.target == "entity" and is_date:
-            dropped.append((a, "the question asks who or which; this is a date"))
-        elif (pq.target == "entity" and not _CHOICE.search(question) and _named_in(a, question)
-              and link_key(a) not in loops):
-            dropped.append((a, "the question names it: an answer is the other party"))
-        else:
-            kept.append(a)
-    return kept, dropped

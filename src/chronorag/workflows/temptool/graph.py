@@ -30,6 +30,10 @@ What the loop guarantees
   what it has; if it still asks for tools the run stops with ``stopped =
   "max_tool_calls"``, no answers, and a final message saying so. A run past its
   deadline (``deadline_s``, default 300 s) stops the same way (``"deadline"``).
+- The model's final answers must be names or dates of the rows its tool calls returned,
+  and of the kind the question asks for (not the question's own entity); the others are
+  dropped and counted (``temptool.ungrounded``, ``temptool.off_question``), and with none
+  left the run stops without an answer (``stopped = "ungrounded"``), saying why.
 - LLM failures (connection refused, HTTP errors, timeouts, empty replies) raise
   :class:`~chronorag.errors.LLMError` with the endpoint and the cause.
 
@@ -246,8 +250,8 @@ def agent(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -
     _, _, lc_tools = _kit(c)
     try:
         if mode == "native":
-            return _native_step(chat, lc_tools, run_msgs, used, budget, remaining)
-        return _tagged_step(chat, run_msgs, used, budget, remaining)
+            return _native_step(chat, lc_tools, run_msgs, used, budget, remaining, state["current"])
+        return _tagged_step(chat, run_msgs, used, budget, remaining, state["current"])
     except LLMError as exc:
         if used == 0 or not is_context_overflow(exc):
             raise  # the question alone does not fit, or another failure: a clean error naming the agent
@@ -263,6 +267,54 @@ def _stop(reason: str, text: str) -> dict[str, Any]:
 def _final(answers: list[str], text: str, note: str = "") -> dict[str, Any]:
     return {"answers": answers, "done": True, "note": note, "abstained": not answers,
             "reason": note or ("" if answers else text), "messages": [AIMessage(content=text)]}
+
+@dataclass(frozen=True)
+class _Row:
+    """A tool-result row in the shape the answer checks read (subject, object, start, end)."""
+
+    subject: str
+    object: str
+    start: str
+    end: str
+
+
+def _llm_final(answers: list[str], text: str, run_msgs: list[BaseMessage], question: str,
+               note: str = "") -> dict[str, Any]:
+    """The LLM's final answers, kept only where the tool results show them.
+
+    An answer must be a name or date of a row the tools returned in this run
+    (:func:`~chronorag.graphs.answer_checks.ground_answers`: a near spelling takes the
+    row's spelling) and answer the question as asked
+    (:func:`~chronorag.graphs.answer_checks.screen_answers`: the kind of answer, not
+    the question's own entity). Others are dropped and counted (``temptool.ungrounded``,
+    ``temptool.off_question``); none left stops without an answer, saying why. A yes/no
+    question's answer is not a name, so it is taken as written.
+    """
+    from chronorag.graphs.answer_checks import ground_answers, screen_answers
+    from chronorag.graphs.question import parse_question
+
+    if not answers or parse_question(question).operator == "exists":
+        return _final(answers, text, note)
+    rows = [_Row(str(r.get("head", "")), str(r.get("tail", "")), *(str(r.get("time", "")).split("/") * 2)[:2])
+            for m in run_msgs if isinstance(m, ToolMessage) and getattr(m, "status", "success") != "error"
+            and isinstance(m.artifact, list) for r in m.artifact if isinstance(r, dict)]
+    kept, dropped = ground_answers(answers, rows)
+    kept, off = screen_answers(kept, question, rows)
+    if dropped:
+        record_fallback("temptool.ungrounded", f"{len(dropped)} answer(s) in no tool result: "
+                        + ", ".join(repr(d) for d in dropped[:3]))
+    if off:
+        record_fallback("temptool.off_question", "; ".join(f"{a!r}: {why}" for a, why in off[:3]))
+    if kept:
+        return _final(kept, text, note)
+    if off:
+        why = (f"the model's answer {off[0][0]!r} does not answer the question as asked ({off[0][1]}; "
+               "counted as temptool.off_question)")
+    else:
+        why = (f"the model's answer {dropped[0]!r} is in no tool result of this run, so the KG does not "
+               "show it (counted as temptool.ungrounded)")
+    return _stop("ungrounded", f"Stopped: {why}; no answer.")
+
 
 def _planner_step(c: AgentContext, q: str, run_msgs: list[BaseMessage], used: int,
                   budget: int) -> dict[str, Any]:
@@ -309,7 +361,7 @@ def _invoke(model: Any, messages: list[BaseMessage], chat: ChatLLM) -> AIMessage
     return reply
 
 def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage], used: int,
-                 budget: int, remaining: float) -> dict[str, Any]:
+                 budget: int, remaining: float, question: str) -> dict[str, Any]:
     model = _lc_model(chat, remaining)
     if used >= budget:
         reply = _invoke(model, [SystemMessage(NATIVE_SYSTEM), *run_msgs, HumanMessage(LIMIT_NOTE)], chat)
@@ -320,7 +372,7 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
             return _unusable(why, text, "max_tool_calls", f" after reaching max_tool_calls={budget}")
         if not answers:
             return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
-        return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+        return _llm_final(answers, text, run_msgs, question, f"answered after reaching max_tool_calls={budget}")
     bound = model.bind_tools(lc_tools)
     reply = _invoke(bound, [SystemMessage(NATIVE_SYSTEM), *run_msgs], chat)
     calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
@@ -346,7 +398,7 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
     why = _why_not_an_answer(reply, text)
     if why is not None:
         return _unusable(why, text)
-    return {**_final(split_answers(text), text), "messages": [reply]}
+    return {**_llm_final(split_answers(text), text, run_msgs, question), "messages": [reply]}
 
 #: a reply that opens like a tool call written as text (what small models do on a turn without tools)
 _TOOL_CALL_TEXT = re.compile(r'^\s*(?:```(?:json)?\s*)?\{\s*"(?:tool|name|function|tool_name)"\s*:')
@@ -375,7 +427,7 @@ def _abstain(first: str, second: str) -> dict[str, Any]:
     return _stop("no_tool_call", note)
 
 def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: int,
-                 remaining: float) -> dict[str, Any]:
+                 remaining: float, question: str) -> dict[str, Any]:
     model = _lc_model(chat, remaining)
     prompt = _tagged_messages(run_msgs)
     if used >= budget:
@@ -401,7 +453,7 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
             return _unusable(why, text, "max_tool_calls", f" after reaching max_tool_calls={budget}")
         if not answers:
             return _stop("max_tool_calls", f"Stopped: reached max_tool_calls={budget} without an answer.")
-        return _final(answers, text, f"answered after reaching max_tool_calls={budget}")
+        return _llm_final(answers, text, run_msgs, question, f"answered after reaching max_tool_calls={budget}")
     if wants_tools:
         room = budget - used
         calls = [{"name": c["name"], "args": c["arguments"], "id": _call_id(), "type": "tool_call"}
@@ -416,7 +468,7 @@ def _tagged_step(chat: ChatLLM, run_msgs: list[BaseMessage], used: int, budget: 
     why = _why_not_an_answer(first_reply, clean_reply(body))
     if why is not None:
         return _unusable(why, text)
-    return _final(split_answers(body), text)
+    return _llm_final(split_answers(body), text, run_msgs, question)
 
 # ------------------------------------------------------------------ tools
 def tools_node(state: AgentState, runtime: Runtime[AgentContext], *, build: _Build) -> dict[str, Any]:
