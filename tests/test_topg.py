@@ -281,13 +281,15 @@ def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):
         pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
             {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
     assert pred.answers == [] and pred.abstained
-    assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
+    assert pred.reason.startswith("the LLM's final answer was unusable (counted as topg.answer): ")
+    assert "copied the prompt's placeholder" in pred.reason and "<short answer>" in pred.reason
     # SmolLM2 wrote the reply format into its answer: a brace in a short answer is debris
     with ScriptedOpenAIServer(['{"answer": "No, Red Meadow. The answer is: {"}'] * 4) as srv:
         pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
             {"question": "Which film was released first, Blue Harbor or Red Meadow?"})
     assert pred.answers == [] and pred.abstained
-    assert pred.reason == "the LLM's final answer was unusable (counted as topg.answer)"
+    assert pred.reason.startswith("the LLM's final answer was unusable (counted as topg.answer): ")
+    assert "wrote JSON braces into the answer" in pred.reason
     # an answer that says the facts do not answer is an abstention, in the graph and in eval
     with ScriptedOpenAIServer(['{"answer": "The facts do not mention it."}'] * 2) as srv:
         pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(

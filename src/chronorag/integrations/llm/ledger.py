@@ -186,6 +186,12 @@ class FallbackLog:
                     out[k] = out.get(k, 0) + 1
         return out
 
+    def last_detail(self, kind: str, query_id: str | None = None) -> str | None:
+        """The detail of the latest ``kind`` fallback (of one query, when given), or ``None``."""
+        with self._lock:
+            return next((d for q, k, d in reversed(self.records)
+                         if k == kind and (query_id is None or q == query_id)), None)
+
     def clear(self) -> None:
         """Forget every record."""
         with self._lock:

@@ -232,7 +232,8 @@ def answer(state: ToPGState, runtime: Runtime[ToPGContext], *, build: _Build) ->
     if chat is None:
         reason = "no LLM: ToPG retrieves the context only and writes no answer"
     elif not ans:
-        reason = ("the LLM's final answer was unusable (counted as topg.answer)" if info["fallbacks"].get("topg.answer")
+        why = fallbacks.last_detail("topg.answer", rid)
+        reason = (f"the LLM's final answer was unusable (counted as topg.answer): {why[:200]}" if why
                   else "nothing was retrieved to answer from" if not context else "the LLM gave no answer")
     elif no_answer_reply(ans):  # "The facts do not mention it": an abstention, not an answer
         reason, ans = f"the LLM found no answer in the facts ({ans[:120]!r})", ""
