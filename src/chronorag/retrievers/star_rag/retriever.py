@@ -303,7 +303,7 @@ class StarRAGRetriever(TemporalRetriever):
         if ti.constraint == "same":
             from chronorag.graphs.time import minutes_to_iso
 
-            g = ti.same_granularity or Granularity.DAY
+            g = Granularity.DAY if ti.same_granularity is None else ti.same_granularity  # YEAR is 0
             tp = parse_time(minutes_to_iso(t_ref, g))
             return tp.lo, tp.hi
         return None
