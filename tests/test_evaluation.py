@@ -212,6 +212,8 @@ def test_run_file_records_tokens_fallbacks_timings_and_context(tmp_path):
     assert rows[0]["predicted"] == ["Paris"] and rows[0]["hits@1"] == 1.0
     assert rows[0]["tokens"]["calls"] == 1 and rows[0]["tokens"]["prompt_tokens"] == 6
     assert rows[0]["fallbacks"] == {"test.substitute": 1} and rows[1]["fallbacks"] == {}
+    assert rows[0]["fallback_details"] == [["test.substitute", "used a substitute"]]
+    assert "fallback_details" not in rows[1]
     assert rows[0]["context_tokens"] > 5 and rows[0]["latency_ms"] > 0
     assert m["fallbacks"] == 1 and m["llm_tokens"] == sum(r["tokens"]["total_tokens"] for r in rows)
 

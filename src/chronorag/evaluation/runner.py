@@ -301,6 +301,8 @@ def run_eval(
             for _, kind, _d in fallbacks.records[n_fb:]:
                 fb[kind] = fb.get(kind, 0) + 1
             rec["fallbacks"] = fb
+            if fb:  # what each substitute replaced (the first 20, 300 characters each)
+                rec["fallback_details"] = [[kind, str(d)[:300]] for _, kind, d in fallbacks.records[n_fb:][:20]]
             rec["info"] = pred.info if pred else {}
             records.append(rec)
             if writer is not None:
