@@ -579,6 +579,12 @@ def test_llm_candidates_that_cannot_answer_the_question_are_dropped(ecb_index):
     assert screen_answers(["Iraq"], "Who did the Iraqi police arrest in 2011?", ev)[0] == []
     assert screen_answers(["European Central Bank"], "Who did the ECB criticize?", ev)[0] == []
     assert screen_answers(["Niger"], "Who visited Nigeria in 2011?", ev)[0] == ["Niger"]
+    # a sector name "X (Country)" is named by "X of Country" or "Country's X", not by the country alone
+    q = "Who was investigated by the Lawyer/Attorney of South Korea?"
+    assert screen_answers(["Lawyer/Attorney (South Korea)", "Citizen (South Korea)"], q, ev)[0] == [
+        "Citizen (South Korea)"]
+    assert screen_answers(["Police (Iraq)"], "Who did Iraq's police arrest?", ev)[0] == ["Police (Iraq)"]  # self-loop
+    assert screen_answers(["Police (Iran)"], "Who did Iran's police arrest?", ev)[0] == []
     with pytest.raises(ValueError, match="question"):
         screen_answers(["Iran"], " ", ev)
 

@@ -109,21 +109,27 @@ def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], li
 _CHOICE = re.compile(r"\bor\b", re.I)
 #: endings that make a country's adjective or people ("Iranian", "Iraqi", "Malaysian", "Sudanese")
 _DEMONYM_ENDINGS = frozenset({"n", "an", "ian", "i", "ese", "ish"})
+#: an ICEWS-style sector name, "Government (Djibouti)"
+_SECTOR = re.compile(r"^\s*([^()]+?)\s*\(([^()]+)\)\s*$")
 _MINOR = frozenset({"of", "the", "and", "for", "in", "on", "de", "du", "la", "le"})
 
 
 def _named_in(candidate: str, question: str) -> bool:
-    """Whether ``question`` names ``candidate``: its words as a whole-word phrase, a one-word
-    name with an adjective ending ("Iraq" in "Iraqi"), or its capitals' acronym written in
-    capitals ("ECB" for "European Central Bank")."""
+    """Whether ``question`` names ``candidate``: its words as a whole-word phrase (a sector name
+    "X (Country)" also as "X of Country" or "Country's X"), a one-word name with an adjective
+    ending ("Iraq" in "Iraqi"), or its capitals' acronym written in capitals ("ECB" for
+    "European Central Bank")."""
     from chronorag.graphs.linking import link_key
 
     k = link_key(candidate)
     if not k:
         return False
-    qk = link_key(question)
-    if f" {k} " in f" {qk} ":
+    qk = f" {link_key(question)} "
+    m = _SECTOR.match(candidate)  # "Lawyer/Attorney (South Korea)": also "... of South Korea", "South Korea's ..."
+    forms = [k] if m is None else [k, f"{link_key(m[1])} of {link_key(m[2])}", f"{link_key(m[2])} {link_key(m[1])}"]
+    if any(f" {f} " in qk for f in forms):
         return True
+    qk = qk.strip()
     words = qk.split()
     if " " not in k and len(k) >= 4 and any(w.startswith(k) and w[len(k):] in _DEMONYM_ENDINGS for w in words):
         return True
