@@ -438,3 +438,36 @@ def test_entity_linking_needs_a_capitalised_mention(topg_dir, minilm):
     assert {int(g.prop_passage[c]) for c in cand[:2]} == {0}      # linked propositions come first
     kept = heuristic_select(idx, q, qv, cand)
     assert kept and all(int(g.prop_passage[c]) == 0 for c in kept)   # only facts naming Blue Harbor
+
+
+def test_a_prompt_over_the_context_window_is_asked_again_with_the_facts_that_fit():
+    """SmolLM2's 4,096-token window: ToPG's final answer over every collected fact overflowed it
+    (a 400 "maximum context length"), so the answer was lost. The step now asks again once with
+    the first facts that fit the window the server named (counted as topg.context_cut); a second
+    overflow is the step's counted fallback, as before."""
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope, resolve_llm
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.workflows.topg.search import answer_from
+
+    facts = [f"Fact number {i} says that film {i} was released in {1950 + i}." for i in range(40)]
+    overflow = {"status": 400, "body": {"error": {
+        "message": "This model's maximum context length is 4096 tokens. However, you requested 6243 tokens "
+                   "(5987 in the messages, 256 in the completion). Please reduce the length of the messages.",
+        "type": "invalid_request_error"}}}
+
+    def server(req):
+        n = req["messages"][-1]["content"].count("Fact number")
+        return overflow if n > 25 else '{"answer": "film 3"}'
+
+    with ScriptedOpenAIServer([server] * 3) as srv, query_scope("topg-cut"):
+        chat = resolve_llm(LLMConfig(base_url=srv.base_url, max_retries=0))
+        assert answer_from(chat, "Which film came out in 1953?", facts) == "film 3"
+        sent = [r["messages"][-1]["content"].count("Fact number") for r in srv.requests]
+    assert sent[0] == 40 and 0 < sent[1] <= 25 and sent[1] >= 20  # (4096-256)/5987 of the prompt, 10% margin
+    assert fallbacks.counts("topg-cut") == {"topg.context_cut": 1}
+    assert "first " + str(sent[1]) + " of 40 facts" in fallbacks.last_detail("topg.context_cut", "topg-cut")
+
+    with ScriptedOpenAIServer([overflow] * 3) as srv, query_scope("topg-cut2"):
+        chat = resolve_llm(LLMConfig(base_url=srv.base_url, max_retries=0))
+        assert answer_from(chat, "Which film came out in 1953?", facts) == ""
+    assert fallbacks.counts("topg-cut2") == {"topg.context_cut": 1, "topg.answer": 1}

@@ -20,7 +20,8 @@ documented no-LLM substitute:
   mode's partial answers become extractive: each community chunk's propositions closest
   to the question, up to ``partial_words`` (120) words, scored by their best cosine.
 
-When an LLM reply is unusable after one retry, the step records a fallback
+A prompt over the model's context window is asked again once with the first facts that
+fit (counted as ``topg.context_cut``). When an LLM reply is unusable after one retry, the step records a fallback
 (``topg.select``, ``topg.eval``, ``topg.nextq``, ``topg.decompose``, ``topg.partial``,
 ``topg.answer``) and uses the substitute above.
 """
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import LLMError
-from chronorag.integrations.llm import ChatLLM, record_fallback
+from chronorag.integrations.llm import ChatLLM, is_context_overflow, record_fallback
 from chronorag.workflows.topg import prompts as P
 from chronorag.workflows.topg.index import TopgIndex
 
@@ -146,6 +147,57 @@ def _usable(answer: str, step: str) -> str:
 
 def _facts(index: TopgIndex, ids: Sequence[int]) -> str:
     return "\n".join(f"{i + 1}. {index.graph.propositions[int(p)]}" for i, p in enumerate(ids))
+
+
+_WINDOW_RE = re.compile(r"maximum context length is (\d+)", re.I)
+_REQUEST_RE = re.compile(r"requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)", re.I)
+
+
+def _lines_that_fit(lines: Sequence[str], fixed_chars: int, error: str) -> int:
+    """How many of the first ``lines`` to keep so the prompt fits the window the server named.
+
+    From the server's wording (OpenAI, vLLM, llama.cpp: "maximum context length is N tokens
+    ... requested M tokens (P in the messages, C in the completion)") the prompt must shrink
+    to ``(N - C) / P`` of its size, with a 10% margin, measured in characters; without those
+    numbers, half the lines. At least one line is kept.
+    """
+    w, r = _WINDOW_RE.search(error), _REQUEST_RE.search(error)
+    total = fixed_chars + sum(len(t) + 6 for t in lines)
+    if w and r and int(r.group(2)) > 0:
+        allowed = total * (int(w.group(1)) - int(r.group(3))) / int(r.group(2)) * 0.9
+    else:
+        allowed = fixed_chars + (total - fixed_chars) / 2
+    used, keep = fixed_chars, 0
+    for t in lines:
+        used += len(t) + 6
+        if used > allowed:
+            break
+        keep += 1
+    return max(1, min(keep, len(lines) - 1))
+
+
+def _ask_with_facts(llm: ChatLLM, system: str, template: str, lines: Sequence[str], *, schema: dict[str, Any],
+                    name: str, step: str, **fields: Any) -> Any:
+    """``complete_json`` over numbered fact lines. A prompt over the model's context window is
+    asked again once with the first facts that fit (:func:`_lines_that_fit`), counted as the
+    ``topg.context_cut`` fallback; a second overflow is the caller's counted fallback."""
+
+    def ask(ls: Sequence[str]) -> Any:
+        facts = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(ls))
+        return llm.complete_json([{"role": "system", "content": system},
+                                  {"role": "user", "content": template.format(facts=facts, **fields)}],
+                                 schema=schema, name=name)
+
+    try:
+        return ask(lines)
+    except LLMError as exc:
+        if not is_context_overflow(exc) or len(lines) < 2:
+            raise
+        fixed = len(system) + len(template.format(facts="", **fields))
+        keep = _lines_that_fit(lines, fixed, str(exc))
+        record_fallback("topg.context_cut", f"{step}: the prompt exceeded the model's context window; asked "
+                        f"again with the first {keep} of {len(lines)} facts ({str(exc)[:200]})")
+    return ask(lines[:keep])
 
 
 def _named(name: str) -> bool:
@@ -291,10 +343,9 @@ def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Se
     if llm is None or not collected:
         return None
     try:
-        reply = llm.complete_json([{"role": "system", "content": P.EVAL_SYSTEM},
-                                   {"role": "user", "content": P.EVAL_USER.format(
-                                       question=question, facts=_facts(index, collected))}],
-                                  schema=P.EVAL_SCHEMA, name="eval")
+        reply = _ask_with_facts(llm, P.EVAL_SYSTEM, P.EVAL_USER,
+                                [index.graph.propositions[int(p)] for p in collected],
+                                schema=P.EVAL_SCHEMA, name="eval", step="eval", question=question)
         if not isinstance(reply, dict):
             raise LLMError(f"eval reply is not an object: {str(reply)[:200]}")
         if reply.get("sufficient") is not True:
@@ -325,11 +376,10 @@ def next_questions(index: TopgIndex, llm: ChatLLM | None, question: str, collect
     if llm is None:
         return fallback
     try:
-        reply = llm.complete_json([{"role": "system", "content": P.NEXTQ_SYSTEM},
-                                   {"role": "user", "content": P.NEXTQ_USER.format(
-                                       question=question, facts=_facts(index, collected),
-                                       max_q=settings.max_questions)}],
-                                  schema=_questions_schema(settings.max_questions), name="next_questions")
+        reply = _ask_with_facts(llm, P.NEXTQ_SYSTEM, P.NEXTQ_USER,
+                                [index.graph.propositions[int(p)] for p in collected],
+                                schema=_questions_schema(settings.max_questions), name="next_questions",
+                                step="nextq", question=question, max_q=settings.max_questions)
         qs = reply.get("questions") if isinstance(reply, dict) else reply
         qs = [q.strip() for q in qs if isinstance(q, str) and q.strip()] if isinstance(qs, list) else []
         if not qs:
@@ -362,11 +412,9 @@ def answer_from(llm: ChatLLM | None, question: str, context: Sequence[str]) -> s
     """Final answer from numbered context lines ("" without an LLM or on an unusable reply)."""
     if llm is None or not context:
         return ""
-    facts = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(context))
     try:
-        reply = llm.complete_json([{"role": "system", "content": P.ANSWER_SYSTEM},
-                                   {"role": "user", "content": P.ANSWER_USER.format(facts=facts, question=question)}],
-                                  schema=P.ANSWER_SCHEMA, name="answer")
+        reply = _ask_with_facts(llm, P.ANSWER_SYSTEM, P.ANSWER_USER, list(context),
+                                schema=P.ANSWER_SCHEMA, name="answer", step="answer", question=question)
         ans = reply.get("answer") if isinstance(reply, dict) else None
         if not isinstance(ans, str):
             raise LLMError(f"answer reply has no 'answer' string: {str(reply)[:200]}")
