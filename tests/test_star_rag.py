@@ -207,6 +207,9 @@ def test_llm_candidates_in_no_retrieved_event_are_dropped_and_none_left_abstains
     assert kept == ["Viktor Orbán", "2012", "2012-07", "2014-02", "3", "Kenya"]
     assert dropped == ["Atlantis", "2012-07-25", "2013"]
     assert ground_answers(["Romania"], []) == ([], ["Romania"])
+    # a date written out is read as the date it names, and kept in ISO form
+    assert ground_answers(["July 24, 2012", "March 2014.", "June 2013", "Kenya 2014"], ev) == (
+        ["2012-07-24", "2014-03"], ["June 2013", "Kenya 2014"])
 
     build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
     q = "Before Germany, who did the ECB criticize last?"

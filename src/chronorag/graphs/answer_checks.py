@@ -49,12 +49,24 @@ def dates_of_event_lines(answers: list[str], question: str) -> list[str]:
     return out
 
 
+def _iso_date(text: str) -> str:
+    """``text`` as an ISO date when all of it is one written date ("February 14, 2011" ->
+    ``"2011-02-14"``, "June 2011" -> ``"2011-06"``), else unchanged."""
+    if _DATE.fullmatch(text) or not any(ch.isdigit() for ch in text):
+        return text
+    from chronorag.graphs.question import find_time_mentions
+
+    ms = find_time_mentions(text)
+    return str(ms[0].point) if len(ms) == 1 and ms[0].text == text.strip(" .") else text
+
+
 def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], list[str]]:
     """Split an LLM's candidates into those the retrieved events show and the rest.
 
     A name counts when it is the subject or object of a retrieved event (accents, case and
     punctuation aside; a near spelling, rapidfuzz ratio >= 90, is replaced by the events'
-    spelling); a date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``) when it falls within a
+    spelling); a date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, or written out as
+    "February 14, 2011" or "June 2011", kept in ISO form) when it falls within a
     retrieved event's time at that detail; a small count (up to three digits) always. A
     reader must not answer with what it was not shown: a small model often writes dates
     or names that are in no event.
@@ -85,7 +97,7 @@ def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], li
     kept: list[str] = []
     dropped: list[str] = []
     for a in answers:
-        c = a.strip()
+        c = _iso_date(a.strip())
         got: str | None = None
         if _DATE.fullmatch(c):
             n = len(c)
