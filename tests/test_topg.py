@@ -322,7 +322,7 @@ def test_llm_naive_answer_and_global_decompose(topg_dir):
             text = _reply_for(req)
             if "partial answer" in text:
                 return partial(req)
-            if "Reply with {\"answer\"" in text or '"answer": "..."' in text:
+            if 'whose "answer" is your answer' in text:
                 return json.dumps({"answer": "Zagreb and Malmo"})
             return select_all(req)
         srv.add_replies(*([router] * 40))
@@ -471,3 +471,16 @@ def test_a_prompt_over_the_context_window_is_asked_again_with_the_facts_that_fit
         chat = resolve_llm(LLMConfig(base_url=srv.base_url, max_retries=0))
         assert answer_from(chat, "Which film came out in 1953?", facts) == ""
     assert fallbacks.counts("topg-cut2") == {"topg.context_cut": 1, "topg.answer": 1}
+
+
+def test_step_prompts_show_no_placeholder_a_small_model_could_copy():
+    """SmolLM2 answered Eval with the prompt's '<short answer>' and the final answer with its '...':
+    the step prompts now describe the reply's fields in words (the JSON schema fixes its shape)."""
+    import re
+
+    from chronorag.workflows.topg import prompts as P
+
+    for name in ("SELECT_USER", "EVAL_USER", "NEXTQ_USER", "DECOMPOSE_USER", "PARTIAL_USER", "ANSWER_USER"):
+        text = getattr(P, name)
+        assert not re.search(r"<[^<>{}]*>|\.\.\.|\{\{", text), (name, text)
+        assert "JSON object" in text, name

@@ -3,7 +3,10 @@
 Extraction (entities, then propositions), Select, Eval (sufficiency), NextQ (follow-up
 questions), Decompose (Global seeding), intermediate community answers and the final
 answer. Every reply is JSON, requested with a JSON schema through
-:meth:`chronorag.integrations.llm.ChatLLM.complete_json`.
+:meth:`chronorag.integrations.llm.ChatLLM.complete_json`. The step prompts describe each
+field in words and show no example reply: a small model copies an example's placeholder
+(SmolLM2 answered Eval with ``<short answer>`` and the final answer with ``...``), while the
+schema already fixes the reply's shape.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ SELECT_SYSTEM = (
 )
 SELECT_USER = (
     "Question: {question}\n\nCandidate facts:\n{facts}\n\n"
-    'Reply with {{"keep": [numbers of the useful facts]}}.'
+    'Reply with a JSON object whose "keep" lists the numbers of the useful facts.'
 )
 SELECT_SCHEMA = {
     "type": "object",
@@ -78,8 +81,8 @@ EVAL_SYSTEM = (
 )
 EVAL_USER = (
     "Question: {question}\n\nFacts:\n{facts}\n\n"
-    'If the facts answer the question reply {{"sufficient": true, "answer": "<short answer>"}}; '
-    'otherwise reply {{"sufficient": false, "answer": ""}}.'
+    'Reply with a JSON object: "sufficient" is true when the facts answer the question and false '
+    'otherwise; "answer" is that answer in a few words, or an empty string when they do not answer it.'
 )
 #: longest short answer Eval may give; the grammar of a constrained server ends the string there
 EVAL_ANSWER_MAX_CHARS = 200
@@ -99,7 +102,7 @@ NEXTQ_SYSTEM = (
 )
 NEXTQ_USER = (
     "Question: {question}\n\nFacts so far:\n{facts}\n\n"
-    'Reply with {{"questions": ["...", "..."]}} (at most {max_q}).'
+    'Reply with a JSON object whose "questions" lists at most {max_q} follow-up questions.'
 )
 QUESTIONS_SCHEMA = {
     "type": "object",
@@ -111,7 +114,8 @@ DECOMPOSE_SYSTEM = (
     "You split a broad question into narrower questions that together cover its different "
     "aspects. Reply with JSON only."
 )
-DECOMPOSE_USER = 'Question: {question}\n\nReply with {{"questions": [...]}} holding {m} distinct questions.'
+DECOMPOSE_USER = ('Question: {question}\n\nReply with a JSON object whose "questions" lists {m} distinct, '
+                  'narrower questions.')
 
 PARTIAL_SYSTEM = (
     "You write a partial answer to a question from one group of related notes, and rate how "
@@ -119,7 +123,8 @@ PARTIAL_SYSTEM = (
 )
 PARTIAL_USER = (
     "Question: {question}\n\nNotes:\n{notes}\n\n"
-    'Reply with {{"answer": "<what these notes say about the question>", "score": <0-100>}}.'
+    'Reply with a JSON object: "answer" says what these notes tell about the question; "score" rates '
+    'from 0 to 100 how useful they were.'
 )
 PARTIAL_SCHEMA = {
     "type": "object",
@@ -131,7 +136,7 @@ ANSWER_SYSTEM = (
     "You answer a question using only the numbered facts or reports given. Be concise for "
     "factual questions and thorough for open questions. Reply with JSON only."
 )
-ANSWER_USER = 'Facts:\n{facts}\n\nQuestion: {question}\n\nReply with {{"answer": "..."}}.'
+ANSWER_USER = 'Facts:\n{facts}\n\nQuestion: {question}\n\nReply with a JSON object whose "answer" is your answer.'
 ANSWER_SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "string"}},

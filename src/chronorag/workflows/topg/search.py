@@ -129,7 +129,7 @@ _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]*>|\.{3}|…)?\s*$")
 #: the ``<...>`` placeholders and reply-format words of ToPG's own prompts (casefolded)
 _TEMPLATE_BITS = tuple(sorted(
     set(re.findall(r"<[^<>]{1,60}>", (P.EVAL_USER + P.PARTIAL_USER + P.ANSWER_USER + P.NEXTQ_USER).casefold()))
-    | {"otherwise reply", "reply with {"}))
+    | {"<short answer>", "otherwise reply", "reply with {", "reply with a json object"}))
 
 
 def _usable(answer: str, step: str) -> str:
