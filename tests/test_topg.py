@@ -484,3 +484,20 @@ def test_step_prompts_show_no_placeholder_a_small_model_could_copy():
         text = getattr(P, name)
         assert not re.search(r"<[^<>{}]*>|\.\.\.|\{\{", text), (name, text)
         assert "JSON object" in text, name
+
+
+def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
+    """With field descriptions instead of placeholders SmolLM2 answered, but some answers were
+    the reply's field name ("sufficient") or "yes" to a where-question: refused (the step's
+    counted fallback), while yes/no questions keep their yes/no answers."""
+    from chronorag.errors import LLMError
+    from chronorag.workflows.topg.search import _usable
+
+    where = "Where was the director of film Talk About a Stranger born?"
+    for bad, why in [("sufficient", "field name"), ("Answer.", "field name"), ("yes", "does not ask yes or no")]:
+        with pytest.raises(LLMError, match=why):
+            _usable(bad, "eval", question=where)
+    assert _usable("Yes", "answer", question="Are both films from the same country?") == "Yes"
+    assert _usable("no", "answer", question="Did Sylvia Burka compete in 1976?") == "no"
+    assert _usable("yes", "answer") == "yes"  # no question given: not judged
+    assert _usable("Toronto", "answer", question=where) == "Toronto"

@@ -132,16 +132,29 @@ _TEMPLATE_BITS = tuple(sorted(
     | {"<short answer>", "otherwise reply", "reply with {", "reply with a json object"}))
 
 
-def _usable(answer: str, step: str) -> str:
+#: the reply fields of ToPG's schemas: an answer that is one of them names the format, not the answer
+_FIELD_NAMES = frozenset({"sufficient", "answer", "keep", "questions", "score", "facts", "question"})
+#: a question that asks who, what, where, which, when or how (not a yes/no question)
+_WH_QUESTION = re.compile(r"^\W*(?:who|whom|whose|what|where|which|when|why|how)\b", re.I)
+
+
+def _usable(answer: str, step: str, *, question: str | None = None) -> str:
     """``answer``, or :class:`LLMError` when it is empty, copies back a placeholder or the
     reply-format wording of the prompt (Gemma 3 270M answered ``<short answer>}; otherwise reply {``),
-    or carries JSON braces: a short answer holds none, so a brace is the model writing its reply
-    format into the answer (SmolLM2 answered ``No, ... The answer is: {``)."""
+    carries JSON braces (a short answer holds none, so a brace is the model writing its reply
+    format into the answer: SmolLM2 answered ``No, ... The answer is: {``), is a field name of
+    the reply ("sufficient"), or says yes or no to a question that asks who, what, where, which,
+    when or how (SmolLM2 answered "yes" to "Where was the director of ... born?")."""
     low = answer.casefold()
     if _PLACEHOLDER.match(answer) or any(bit in low for bit in _TEMPLATE_BITS):
         raise LLMError(f"{step} reply copied the prompt's placeholder instead of answering: {answer!r}")
     if "{" in answer or "}" in answer:
         raise LLMError(f"{step} reply wrote JSON braces into the answer: {answer!r}")
+    bare = low.strip(" .!\"'")
+    if bare in _FIELD_NAMES:
+        raise LLMError(f"{step} reply gave a field name of its reply format as the answer: {answer!r}")
+    if question is not None and bare in ("yes", "no") and _WH_QUESTION.match(question):
+        raise LLMError(f"{step} reply said {bare!r} to a question that does not ask yes or no: {answer!r}")
     return answer.strip()
 
 
@@ -350,7 +363,7 @@ def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Se
             raise LLMError(f"eval reply is not an object: {str(reply)[:200]}")
         if reply.get("sufficient") is not True:
             return None
-        return _usable(str(reply.get("answer") or ""), "eval")
+        return _usable(str(reply.get("answer") or ""), "eval", question=question)
     except LLMError as exc:
         record_fallback("topg.eval", str(exc))
         return None
@@ -418,7 +431,7 @@ def answer_from(llm: ChatLLM | None, question: str, context: Sequence[str]) -> s
         ans = reply.get("answer") if isinstance(reply, dict) else None
         if not isinstance(ans, str):
             raise LLMError(f"answer reply has no 'answer' string: {str(reply)[:200]}")
-        return _usable(ans, "answer")
+        return _usable(ans, "answer", question=question)
     except LLMError as exc:
         record_fallback("topg.answer", str(exc))
         return ""
