@@ -371,9 +371,12 @@ def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders(
     assert sch["properties"]["questions"] == {"type": "array", "items": {"type": "string", "maxLength": 200},
                                               "maxItems": 3}
     assert sch["required"] == ["questions"]
-    for echoed in ("<short answer>", "...", "  ", "", "<short answer>}; otherwise reply {"):  # the last: Gemma 3
+    for echoed in ("<short answer>", "...", "<short answer>}; otherwise reply {"):  # the last: Gemma 3
         with pytest.raises(LLMError, match="placeholder"):
             _usable(echoed, "eval")
+    for empty in ("  ", ""):
+        with pytest.raises(LLMError, match="empty answer"):
+            _usable(empty, "eval")
     assert _usable(" Zagreb ", "eval") == "Zagreb" and _usable("x < y", "eval") == "x < y"
 
 

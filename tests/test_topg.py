@@ -501,3 +501,5 @@ def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
     assert _usable("no", "answer", question="Did Sylvia Burka compete in 1976?") == "no"
     assert _usable("yes", "answer") == "yes"  # no question given: not judged
     assert _usable("Toronto", "answer", question=where) == "Toronto"
+    with pytest.raises(LLMError, match="gave an empty answer"):
+        _usable("  ", "eval", question=where)

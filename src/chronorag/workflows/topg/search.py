@@ -146,6 +146,8 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
     the reply ("sufficient"), or says yes or no to a question that asks who, what, where, which,
     when or how (SmolLM2 answered "yes" to "Where was the director of ... born?")."""
     low = answer.casefold()
+    if not answer.strip():
+        raise LLMError(f"{step} reply gave an empty answer")
     if _PLACEHOLDER.match(answer) or any(bit in low for bit in _TEMPLATE_BITS):
         raise LLMError(f"{step} reply copied the prompt's placeholder instead of answering: {answer!r}")
     if "{" in answer or "}" in answer:
