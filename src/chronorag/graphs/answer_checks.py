@@ -10,43 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["dates_of_event_lines", "ground_answers", "screen_answers"]
+__all__ = ["ground_answers", "screen_answers"]
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
-#: an event line as the readers are shown it ("On 2010-08-30, European Central Bank criticized ...")
-_EVENT_LINE = re.compile(r"^\s*(?:\d+[.)]\s*)?On (\d{4}-\d{2}-\d{2}),\s+\S")
-
-
-def dates_of_event_lines(answers: list[str], question: str) -> list[str]:
-    """For a question asking when: a candidate written as a whole event line ("On 2015-06-30,
-    African Union ...", what a small model copies from the events it read) becomes that line's
-    date, at the detail the question asks for (year, month or day). Other candidates, and every
-    candidate of a question not asking when, are returned as they are; duplicates are dropped.
-
-    Parameters
-    ----------
-    answers : list of str
-        Candidates, best first.
-    question : str
-        The question they answer.
-    """
-    from chronorag.graphs.question import parse_question
-    from chronorag.graphs.time import Granularity
-
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
-    pq = parse_question(question)
-    if pq.target != "time" or pq.operator != "select":
-        return list(answers)
-    gran = Granularity.DAY if pq.granularity is None else pq.granularity  # YEAR is 0: no truthiness test
-    width = {Granularity.YEAR: 4, Granularity.MONTH: 7}.get(gran, 10)
-    out: list[str] = []
-    for a in answers:
-        m = _EVENT_LINE.match(a)
-        c = m.group(1)[:width] if m else a
-        if c not in out:
-            out.append(c)
-    return out
 
 
 def _iso_date(text: str) -> str:

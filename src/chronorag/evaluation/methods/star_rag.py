@@ -27,7 +27,6 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
     LangChain chat model) selects the LLM reader; neither is the no-LLM mode."""
     from chronorag.errors import LLMEchoError
-    from chronorag.graphs.answer_checks import dates_of_event_lines
     from chronorag.graphs.event_index import EventIndex
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import (
@@ -57,8 +56,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
             qid = str(q.get("quid", q.get("id", q["question"])))
             with cfg.ledger.query(qid):
                 try:
-                    answers, dropped = ground_answers(
-                        dates_of_event_lines(answer_with_llm(cfg, q["question"], events), q["question"]), events)
+                    answers, dropped = ground_answers(answer_with_llm(cfg, q["question"], events), events)
                 except LLMEchoError as exc:  # counted as llm.echo by the client: no answer, said why
                     return Prediction(answers=[], evidence=evidence, abstained=True,
                                       reason=f"the LLM's reply is not an answer: {exc}",
