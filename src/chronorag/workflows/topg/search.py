@@ -160,8 +160,12 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
     return answer.strip()
 
 
+def _numbered(lines: Sequence[str]) -> str:
+    return "\n".join(f"{i + 1}. {t}" for i, t in enumerate(lines))
+
+
 def _facts(index: TopgIndex, ids: Sequence[int]) -> str:
-    return "\n".join(f"{i + 1}. {index.graph.propositions[int(p)]}" for i, p in enumerate(ids))
+    return _numbered([index.graph.propositions[int(p)] for p in ids])
 
 
 _WINDOW_RE = re.compile(r"maximum context length is (\d+)", re.I)
@@ -198,9 +202,8 @@ def _ask_with_facts(llm: ChatLLM, system: str, template: str, lines: Sequence[st
     ``topg.context_cut`` fallback; a second overflow is the caller's counted fallback."""
 
     def ask(ls: Sequence[str]) -> Any:
-        facts = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(ls))
         return llm.complete_json([{"role": "system", "content": system},
-                                  {"role": "user", "content": template.format(facts=facts, **fields)}],
+                                  {"role": "user", "content": template.format(facts=_numbered(ls), **fields)}],
                                  schema=schema, name=name)
 
     try:
