@@ -525,3 +525,13 @@ def test_an_error_row_keeps_the_tokens_the_question_spent(tmp_path, ecb_index):
     assert m["errors"] == 1 and "the server died" in rows[0]["error"]
     tok = rows[0]["tokens"]
     assert tok["prompt_tokens"] > 0 and tok["failed_calls"] >= 1 and tok["calls"] == 1 + tok["failed_calls"]
+
+
+def test_ledger_summary_since_refuses_a_bad_start():
+    from chronorag.integrations.llm import TokenLedger
+
+    led = TokenLedger()
+    assert led.summary_since(0)["calls"] == 0
+    for bad in (-1, 1.5, True, "0"):
+        with pytest.raises(ValueError, match="start must be a record count"):
+            led.summary_since(bad)
