@@ -298,6 +298,19 @@ def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):
     assert pred.reason.startswith("the LLM found no answer in the facts"), pred.reason
 
 
+def test_a_yes_no_answer_with_an_explanation_scores_as_yes_or_no(topg_dir):
+    """A real model answers "Yes, both films are American."; the eval counts its yes."""
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.metrics import exact_match
+
+    with ScriptedOpenAIServer(['{"answer": "Yes, both films are from the same country."}']) as srv:
+        pred = make_method("topg-naive", topg_dir, llm_url=srv.base_url)(
+            {"question": "Are Blue Harbor and Red Meadow from the same country?"})
+    assert pred.answers == ["Yes"] and not pred.abstained
+    assert exact_match(pred.answers[0], ["yes"]) == 1.0
+
+
 def test_llm_naive_answer_and_global_decompose(topg_dir):
     from chronorag.integrations.llm import LLMConfig
     from chronorag.integrations.testing import ScriptedOpenAIServer
@@ -500,6 +513,15 @@ def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
     assert _usable("Yes", "answer", question="Are both films from the same country?") == "Yes"
     assert _usable("no", "answer", question="Did Sylvia Burka compete in 1976?") == "no"
     assert _usable("yes", "answer") == "yes"  # no question given: not judged
+    # a yes/no question answered "yes"/"no" plus an explanation: the word is the short answer
+    both = "Are both films from the same country?"
+    assert _usable("Yes, both films are American.", "answer", question=both) == "Yes"
+    assert _usable("no - one is French", "answer", question="Did Sylvia Burka compete in 1976?") == "no"
+    assert _usable("No", "answer", question=both) == "No"
+    # not a yes/no lead ("Nobody", "Yesterday"), or not a yes/no question: the reply as given
+    assert _usable("Nobody knows", "answer", question=both) == "Nobody knows"
+    assert _usable("Yesterday.", "answer", question=both) == "Yesterday."
+    assert _usable("No, Red Meadow", "answer", question="Which film came first, X or Red Meadow?") == "No, Red Meadow"
     assert _usable("Toronto", "answer", question=where) == "Toronto"
     with pytest.raises(LLMError, match="gave an empty answer"):
         _usable("  ", "eval", question=where)
