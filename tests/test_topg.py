@@ -522,6 +522,12 @@ def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
     assert _usable("Nobody knows", "answer", question=both) == "Nobody knows"
     assert _usable("Yesterday.", "answer", question=both) == "Yesterday."
     assert _usable("No, Red Meadow", "answer", question="Which film came first, X or Red Meadow?") == "No, Red Meadow"
+    # a choice between two names is not answered by yes or no (SmolLM2 did, twice in 50)
+    with pytest.raises(LLMError, match="does not ask yes or no"):
+        _usable("no", "answer", question="Was Angus Wagner or Juan Carlos Falcón born first?")
+    assert _usable("Angus Wagner", "answer", question="Was Angus Wagner or Juan Carlos Falcón born first?") \
+        == "Angus Wagner"
+    assert _usable("Yes.", "answer", question="Did she win, whether or not it was fair?") == "Yes"
     assert _usable("Toronto", "answer", question=where) == "Toronto"
     with pytest.raises(LLMError, match="gave an empty answer"):
         _usable("  ", "eval", question=where)
