@@ -516,3 +516,44 @@ def test_a_sub_answer_that_writes_the_next_prompt_is_refused(tgrag_index):
     assert out["answer"] == "[2022] Markus Duesmann" and not out["abstained"], out
     assert out["reason"].startswith("partial answer: the LLM repeated the prompt") and "2019" in out["reason"]
     assert fallbacks.counts("tgrag-echo") == {"llm.echo": 3}  # the last call ran outside the scope
+
+
+def test_a_figure_no_retrieved_text_holds_is_withheld_or_flagged(tgrag_index):
+    """A model writes plausible figures from memory: an answer whose figures no retrieved text
+    states is withheld (counted as tgrag.ungrounded), one with some unshown figures is flagged,
+    and a figure the texts state (or round to, or compute) passes."""
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.llm import fallbacks
+
+    q = "How many cars did Audi deliver in 2022?"
+    cases = [("Audi delivered 1,700,000 cars in 2022.", True, "withheld"),
+             ("Audi delivered 1,614,231 cars, 3.2 percent more than the 1,564,000 of 2021.", False, "unverified"),
+             ("About 1.61 million cars.", False, None),
+             ("1,614,231 cars, of which 971,683 outside China.", False, None)]  # 1,614,231 - 642,548
+    for i, (reply, withheld, why) in enumerate(cases):
+        with ScriptedOpenAIServer(["[2022<SEP>How many cars did Audi deliver in 2022?]", reply]) as srv:
+            pred = make_method("t-grag", tgrag_index.path, llm=LLMConfig(base_url=srv.base_url))(
+                {"question": q, "quid": f"fig-{i}"})
+        assert pred.abstained is withheld, (reply, pred)
+        assert (pred.answers == []) is withheld
+        if withheld:
+            assert "1,700,000" in pred.reason
+        if why is None:
+            assert pred.reason == "" and "tgrag.ungrounded" not in fallbacks.counts(f"fig-{i}"), pred.reason
+        else:
+            assert why in pred.reason and "tgrag.ungrounded" in pred.reason, pred.reason
+            assert fallbacks.counts(f"fig-{i}")["tgrag.ungrounded"] == 1
+
+
+def test_ungrounded_numbers_reads_precision_scale_and_simple_arithmetic():
+    from chronorag.graphs.answer_checks import checked_numbers, ungrounded_numbers
+
+    texts = ["Revenue rose by 10.6 percent to EUR 48,771 million.", "Profit: EUR 6,929 (4,187) million."]
+    assert ungrounded_numbers("EUR 48.8 billion, up 10.6%", texts) == []
+    assert ungrounded_numbers("EUR 2,742 million more profit", texts) == []  # 6,929 - 4,187, in millions
+    assert ungrounded_numbers("Profit rose 65.5 percent.", texts) == []  # 6,929 / 4,187 - 1
+    assert ungrounded_numbers("EUR 52,000 million", texts) == ["52,000 million"]
+    assert ungrounded_numbers("In 2019 it had 3 plants; 12 in 2030.", texts, question="... by 2030?") == ["12"]
+    assert checked_numbers("In 2019, 3 plants and 1,200 robots (4.5%).") == ["1,200", "4.5"]
+    with pytest.raises(TypeError, match="list of strings"):
+        ungrounded_numbers("12", "a text")

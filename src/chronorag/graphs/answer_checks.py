@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["ground_answers", "screen_answers"]
+__all__ = ["checked_numbers", "ground_answers", "screen_answers", "ungrounded_numbers"]
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
@@ -169,3 +169,94 @@ def screen_answers(answers: list[str], question: str, events: list[Any]) -> tupl
         else:
             kept.append(a)
     return kept, dropped
+
+
+#: a written number: "1,455,123", "48.8", "36.1", "14", with an optional scale word after it
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*(thousand|million|billion|trillion|bn)\b)?",
+                     re.I)
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
+#: a table or sentence may state a figure in a unit its header names ("EUR million"), which an
+#: answer writes out: a stated number also counts at these scales
+_UNIT_SCALES = (1.0, 1e3, 1e6, 1e9)
+
+
+def _numbers(text: str) -> list[tuple[str, float, float]]:
+    """Each written number in ``text``: its text, its value and its written precision (half a
+    unit of its last digit: "1.46 million" is 1,460,000 give or take 5,000)."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        whole, frac, scale = m.group(1), m.group(2) or "", (m.group(3) or "").casefold()
+        k = _SCALE.get(scale, 1.0)
+        value = float(whole.replace(",", "") + frac) * k
+        out.append((m.group(0), value, 0.5 * 10 ** -(len(frac) - 1 if frac else 0) * k))
+    return out
+
+
+def _checked(written: str, value: float) -> bool:
+    """Whether an answer's number is worth checking: not a year ("2019"), and not a one-digit
+    count or list number ("3", "1."), which a text may write as a word."""
+    bare = written.replace(",", "")
+    if bare.isdigit() and len(bare) == 4 and 1900 <= value <= 2100:
+        return False
+    return not (bare.isdigit() and value < 10)
+
+
+def checked_numbers(answer: str) -> list[str]:
+    """The numbers in ``answer`` that :func:`ungrounded_numbers` checks, as written (not years
+    1900-2100, not one-digit integers)."""
+    if not isinstance(answer, str):
+        raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
+    return [w for w, v, _ in _numbers(answer) if _checked(w, v)]
+
+
+def ungrounded_numbers(answer: str, texts: list[str], *, question: str = "") -> list[str]:
+    """The numbers ``answer`` states that neither ``texts`` nor ``question`` show.
+
+    A number counts as shown when a text states it at the answer's precision ("1.46 million"
+    for "1,455,123", "EUR 48.8 billion" for "EUR 48,771 million"; a stated number also at a
+    thousand, million or billion times, for a unit named in a table's header), or when it
+    is the difference, sum or percentage change of two stated numbers (an answer may
+    compute "an increase of 4" or "up 11.7 percent"). Years (1900-2100) and one-digit
+    integers are not checked. A reader must not state a figure it was not shown: a model
+    writes plausible figures from memory.
+
+    Parameters
+    ----------
+    answer : str
+        The LLM's answer.
+    texts : list of str
+        Everything the LLM read.
+    question : str, optional
+        The question (its own numbers count as shown).
+
+    Returns
+    -------
+    list of str
+        The unshown numbers as the answer writes them, in order (empty when all are shown).
+    """
+    import numpy as np
+
+    if not isinstance(answer, str):
+        raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a list of strings (the texts the LLM read), not a string")
+    wanted = [(w, v, tol) for w, v, tol in _numbers(answer) if _checked(w, v)]
+    if not wanted:
+        return []
+    stated = {v for t in [*texts, question] for _, v, _ in _numbers(t)}
+    base = np.array(sorted(stated), dtype=float)
+    shown = np.concatenate([base * k for k in _UNIT_SCALES]) if base.size else base
+    derived = np.empty(0)
+    if base.size:
+        a, b = base[:, None], base[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = np.where(b != 0, (a / b - 1.0) * 100.0, np.nan)
+        sums = np.concatenate([np.abs(a - b).ravel(), (a + b).ravel()])
+        derived = np.concatenate([*(sums * k for k in _UNIT_SCALES), np.abs(change).ravel()])
+    out = []
+    for w, v, tol in wanted:
+        tol = tol * 1.0000001
+        if np.any(np.abs(shown - v) <= tol) or np.any(np.abs(derived - v) <= tol):
+            continue
+        out.append(w)
+    return out

@@ -8,6 +8,7 @@ import weakref
 from typing import Any
 
 from chronorag.errors import LLMEchoError, LLMError
+from chronorag.graphs.answer_checks import checked_numbers, ungrounded_numbers
 from chronorag.graphs.text import no_answer_reply, stem_word
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
@@ -176,7 +177,11 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     sub-question from ``K_valid`` + ``R_valid`` + ``D_valid`` within the token budget,
     then a synthesis when there are several. A sub-question prompt longer than the model's
     context window is retried once with everything cut to the budget (the
-    ``tgrag.context_cut`` fallback, counted). Without one: the best-matching knowledge
+    ``tgrag.context_cut`` fallback, counted). A figure in the answer that no text the LLM
+    read states, at the answer's precision or as a difference, sum or percentage change of
+    stated figures (:func:`~chronorag.graphs.answer_checks.ungrounded_numbers`), is counted as
+    ``tgrag.ungrounded``: the answer is withheld when none of its figures is shown, and
+    carries an "unverified" reason when some are not. Without one: the best-matching knowledge
     unit per sub-question (an *extractive* answer, labelled as such in ``mode``).
 
     Returns
@@ -215,9 +220,10 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 "decomposition": how, "sub_answers": subs, "abstained": not found,
                 "reason": reason if results else "no sub-question retrieved anything",
                 "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
-    subs, evidence, used_ids = [], [], []
+    subs, evidence, used_ids, graph_lines = [], [], [], []
     for r in results:
         ctx, answer = _sub_answer(chat, retriever, r)
+        graph_lines.append(ctx["graph"])
         for c, t in zip(ctx["chunk_ids"], ctx["texts"]):
             if c not in used_ids:
                 used_ids.append(c)
@@ -239,6 +245,21 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                                   template=(SYNTHESIS_PROMPT, SUBANSWER_PROMPT)).strip()
         except LLMEchoError:  # counted as llm.echo: the stated sub-answers, joined, are the answer
             final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
+    figures = ""
+    if final:  # a figure no retrieved text states is the model's, not the reports'
+        unshown = ungrounded_numbers(final, [*graph_lines, *evidence], question=question)
+        if unshown:
+            from chronorag.integrations.llm import record_fallback
+
+            listed = ", ".join(unshown)
+            record_fallback("tgrag.ungrounded", f"figure(s) in no retrieved text: {listed}")
+            if len(unshown) == len(checked_numbers(final)):
+                final, stated = "", []
+                figures = (f"the LLM's answer states figures that no retrieved text holds ({listed}); "
+                           f"withheld (counted as tgrag.ungrounded)")
+            else:
+                figures = (f"unverified: the figure(s) {listed} in the answer are in no retrieved text "
+                           f"(counted as tgrag.ungrounded)")
     reason = ""
     if unstated or echoed:  # the prompt asks for "not stated" when the material does not answer
         parts = ([("the LLM found no answer in the retrieved material for "
@@ -250,7 +271,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         reason = "; ".join(parts)
         if stated:
             reason = "partial answer: " + reason
-    elif not final:
+    elif not final and not figures:
         reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
+    reason = "; ".join(p for p in (reason, figures) if p)
     return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}
