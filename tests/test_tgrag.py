@@ -555,5 +555,6 @@ def test_ungrounded_numbers_reads_precision_scale_and_simple_arithmetic():
     assert ungrounded_numbers("EUR 52,000 million", texts) == ["52,000 million"]
     assert ungrounded_numbers("In 2019 it had 3 plants; 12 in 2030.", texts, question="... by 2030?") == ["12"]
     assert checked_numbers("In 2019, 3 plants and 1,200 robots (4.5%).") == ["1,200", "4.5"]
+    assert checked_numbers("On December 31, 2020 and 15 May 2021: the 23rd A8, 100km, 12.5bn.") == ["12.5bn"]
     with pytest.raises(TypeError, match="list of strings"):
         ungrounded_numbers("12", "a text")

@@ -172,23 +172,35 @@ def screen_answers(answers: list[str], question: str, events: list[Any]) -> tupl
 
 
 #: a written number: "1,455,123", "48.8", "36.1", "14", with an optional scale word after it
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*(thousand|million|billion|trillion|bn)\b)?",
-                     re.I)
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?!,?\d)|\d+(?!,?\d))(\.\d+)?(?!\d)"
+                     r"(?:\s*(thousand|million|billion|trillion|bn)\b)?([^\W\d_])?", re.I)
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+#: a day of a written date ("December 31, 2020", "31 December 2020") is a date, not a figure
+_DAY_BEFORE = re.compile(rf"\b(?:{_MONTHS})\.?\s+$", re.I)
+_DAY_AFTER = re.compile(rf"^\s+(?:{_MONTHS})\b", re.I)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
 #: a table or sentence may state a figure in a unit its header names ("EUR million"), which an
 #: answer writes out: a stated number also counts at these scales
 _UNIT_SCALES = (1.0, 1e3, 1e6, 1e9)
 
 
-def _numbers(text: str) -> list[tuple[str, float, float]]:
+def _numbers(text: str, *, glued: bool = True) -> list[tuple[str, float, float]]:
     """Each written number in ``text``: its text, its value and its written precision (half a
-    unit of its last digit: "1.46 million" is 1,460,000 give or take 5,000)."""
+    unit of its last digit: "1.46 million" is 1,460,000 give or take 5,000). The day of a
+    written date is not a figure, nor, with ``glued=False``, a number glued to letters ("23rd",
+    "A8", "100km"; a text's "320kW" still states 320)."""
     out = []
     for m in _NUMBER.finditer(text):
         whole, frac, scale = m.group(1), m.group(2) or "", (m.group(3) or "").casefold()
+        if m.group(4) and not glued:
+            continue
+        if not frac and not scale and len(whole) <= 2 and (
+                _DAY_BEFORE.search(text[max(0, m.start() - 12):m.start()]) or _DAY_AFTER.match(text[m.end():])):
+            continue
         k = _SCALE.get(scale, 1.0)
         value = float(whole.replace(",", "") + frac) * k
-        out.append((m.group(0), value, 0.5 * 10 ** -(len(frac) - 1 if frac else 0) * k))
+        out.append((m.group(0)[:len(m.group(0)) - len(m.group(4) or "")], value, 0.5 * 10 ** -(len(frac) - 1 if frac else 0) * k))
     return out
 
 
@@ -206,7 +218,7 @@ def checked_numbers(answer: str) -> list[str]:
     1900-2100, not one-digit integers)."""
     if not isinstance(answer, str):
         raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
-    return [w for w, v, _ in _numbers(answer) if _checked(w, v)]
+    return [w for w, v, _ in _numbers(answer, glued=False) if _checked(w, v)]
 
 
 def ungrounded_numbers(answer: str, texts: list[str], *, question: str = "") -> list[str]:
@@ -240,7 +252,7 @@ def ungrounded_numbers(answer: str, texts: list[str], *, question: str = "") -> 
         raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts must be a list of strings (the texts the LLM read), not a string")
-    wanted = [(w, v, tol) for w, v, tol in _numbers(answer) if _checked(w, v)]
+    wanted = [(w, v, tol) for w, v, tol in _numbers(answer, glued=False) if _checked(w, v)]
     if not wanted:
         return []
     stated = {v for t in [*texts, question] for _, v, _ in _numbers(t)}
