@@ -340,6 +340,19 @@ def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index
     assert how == "rules (LLM fallback)" and [s.question for s in subs] == [
         "How many cars did Audi deliver in 2019?", "How many cars did Audi deliver in 2022?"]
     assert fallbacks.counts("q-dec2") == {"tgrag.decompose_rules": 1}
+    # seen with SmolLM2 on "... as of 2012?": title lines for other years. A line that is no question,
+    # or a decomposition that asks about none of the question's own years, is unusable
+    q = "Which Audi models had hybrid technology as of 2019?"
+    for bad in ("[2022<SEP>2022 Audi A8]", "[2022<SEP>Which Audi models had hybrid technology in 2022?]"):
+        with ScriptedOpenAIServer([bad, bad]) as srv:
+            r = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url))
+            with query_scope("q-dec3"):
+                subs, how = r.decomposition(q)
+        assert how == "rules (LLM fallback)" and subs == [SubQuestion("2019", q)], (bad, subs)
+    ok = "[2019<SEP>Which Audi models had hybrid technology in 2019?]\n[2022<SEP>Which had it in 2022?]"
+    with ScriptedOpenAIServer([ok]) as srv:
+        subs, how = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url)).decomposition(q)
+    assert how == "llm" and [s.period for s in subs] == ["2019", "2022"]  # one of the question's years suffices
 
 
 def test_llm_objects_are_accepted_and_unknown_ones_rejected(tgrag_index):

@@ -60,7 +60,8 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
 
 DECOMPOSE_PROMPT = """Split the question into sub-questions that each concern a single time period.
 Available periods: {periods}.
-Write one line per sub-question as [period<SEP>sub-question]. If the question names no time,
+Write one line per sub-question as [period<SEP>sub-question], each sub-question a full question
+ending with "?". Use only periods the question asks about. If the question names no time,
 write one line [all<SEP>the question unchanged].
 
 Question: {question}"""
@@ -132,11 +133,25 @@ def parse_decomposition(text: str, periods: list[str] | None = None) -> list[Sub
     return out
 
 
+#: a sub-question is a question: it ends with "?" or opens with a question word or a request
+_QUESTION_START = re.compile(
+    r"^\W*(?:who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|has|have|had|can|could|"
+    r"will|would|should|in|on|at|for|by|during|list|name|describe|give|state|tell|compare|summari[sz]e|explain)\b",
+    re.I)
+
+
+def _is_question(text: str) -> bool:
+    return text.rstrip().endswith("?") or _QUESTION_START.match(text) is not None
+
+
 def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[list[SubQuestion], str]:
     """LLM decomposition (Sec. 2.2), retried once on an unusable reply.
 
     A sub-question that shares no word of four or more letters with the question (a bare
-    "2019", an unrelated question) is not usable.
+    "2019", an unrelated question) or is not a question ("2013 Audi A8": no "?" and no
+    question word) is not usable. When the question names years the index holds, the
+    decomposition must ask about at least one of them: SmolLM2 split "... as of 2012?" into
+    "2013 Audi A8", "2014 Audi A6" and nine more such lines, none about 2012.
 
     Returns
     -------
@@ -150,13 +165,16 @@ def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[lis
     chat = resolve_llm(llm, required=True)
     msgs = [{"role": "user", "content": DECOMPOSE_PROMPT.format(periods=", ".join(periods), question=question)}]
     last = ""
+    named = {s.period for s in decompose_rule_based(question, periods)} - {None}
     try:
         for _attempt in range(2):
             last = chat.complete(msgs)
             # a sub-question must restate the question: one of its words of 4+ letters
             words = set(re.findall(r"[^\W\d_]{4,}", question.lower()))
             subs = [s for s in parse_decomposition(last, periods)
-                    if words & set(re.findall(r"[^\W\d_]{4,}", s.question.lower()))]
+                    if words & set(re.findall(r"[^\W\d_]{4,}", s.question.lower())) and _is_question(s.question)]
+            if named and not any(s.period is None or s.period in named for s in subs):
+                subs = []  # none of the periods the question asks about
             if subs:
                 return subs, "llm"
             msgs = [*msgs, {"role": "assistant", "content": last[:2000]},
