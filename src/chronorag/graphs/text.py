@@ -79,9 +79,9 @@ def cut_to_tokens(text: str, budget: int) -> str:
 
 # a model's way of saying that the material does not answer the question
 _NO_ANSWER = re.compile(
-    r"\b(?:not\s+(?:stated|mentioned|given|provided|specified|available|found|known|included|listed|reported|"
+    r"\b(?:not\s+(?:\w+ly\s+)?(?:stated|mentioned|given|provided|specified|available|found|known|included|listed|reported|"
     r"disclosed|shown|indicated|answered|addressed|covered)|"
-    r"(?:does|do|did)\s*(?:not|n't)\s+(?:state|say|mention|specify|contain|include|provide|answer|address|"
+    r"(?:does|do|did)\s*(?:not|n't)\s+(?:\w+ly\s+)?(?:state|say|mention|specify|contain|include|provide|answer|address|"
     r"cover|give|show|indicate|list|report|tell)|"
     r"no\s+(?:information|mention|answer|data|details)|(?:cannot|can't|unable\s+to)\s+(?:be\s+)?"
     r"(?:answer|determine|find|tell)(?:ed)?|(?:i\s+)?(?:do\s+not|don't)\s+know|unknown)\b", re.I)
