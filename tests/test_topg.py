@@ -528,6 +528,7 @@ def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
     assert _usable("Angus Wagner", "answer", question="Was Angus Wagner or Juan Carlos Falcón born first?") \
         == "Angus Wagner"
     assert _usable("Yes.", "answer", question="Did she win, whether or not it was fair?") == "Yes"
+    assert _usable("no", "answer", question="Did either Angus Wagner or Juan Carlos Falcón act?") == "no"
     assert _usable("Toronto", "answer", question=where) == "Toronto"
     with pytest.raises(LLMError, match="gave an empty answer"):
         _usable("  ", "eval", question=where)

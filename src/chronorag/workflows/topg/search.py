@@ -169,7 +169,8 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
         raise LLMError(f"{step} reply gave a field name of its reply format as the answer: {answer!r}")
     if question is None:
         return answer.strip()
-    choice = _CHOICE_QUESTION.search(question) is not None
+    choice = (_CHOICE_QUESTION.search(question) is not None
+              and re.search(r"\b(?:either|whether)\b", question, re.I) is None)  # "Did either A or B ...?" asks yes/no
     if bare in ("yes", "no") and (_WH_QUESTION.match(question) or choice):
         raise LLMError(f"{step} reply said {bare!r} to a question that does not ask yes or no: {answer!r}")
     if not choice and _YES_NO_QUESTION.match(question) and (lead := _YES_NO_LEAD.match(answer)):
