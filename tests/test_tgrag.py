@@ -571,3 +571,12 @@ def test_ungrounded_numbers_reads_precision_scale_and_simple_arithmetic():
     assert checked_numbers("On December 31, 2020 and 15 May 2021: the 23rd A8, 100km, 12.5bn.") == ["12.5bn"]
     with pytest.raises(TypeError, match="list of strings"):
         ungrounded_numbers("12", "a text")
+
+
+def test_the_extract_keeps_acronyms_and_model_names_as_question_words():
+    """'R&D', 'CO2' and 'Q4' were dropped from the question's words (only 3+ letter words counted),
+    so "How much did Audi spend on R&D in 2018?" was answered by a sentence on drivers' spending."""
+    from chronorag.retrievers.tgrag.answer import _stems
+
+    got = _stems("How much did Audi spend on R&D, CO2 cuts and the Q4 e-tron?")
+    assert {"r&d", "co2", "q4", "e-tron", "spend"} <= got

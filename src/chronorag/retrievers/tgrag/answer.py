@@ -59,9 +59,13 @@ _INFORMATIVE_DF = 0.3
 _DF_CACHE: weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int], int]] = weakref.WeakKeyDictionary()
 
 
+#: a word: three or more letters, an ampersand term ("R&D", "M&A") or letters with digits ("CO2", "Q4")
+_WORD_RE = re.compile(r"[a-z][a-z-]{2,}|[a-z\d]*[a-z][a-z\d]*&[a-z\d&]+|[a-z]+\d[a-z\d]*")
+
+
 def _stems(text: str) -> set[str]:
-    words = [w for w in re.findall(r"[a-z][a-z-]{2,}", text.lower()) if w not in _FUNCTION_WORDS]
-    return {stem_word(w) for w in words}
+    words = [w for w in _WORD_RE.findall(text.lower()) if w not in _FUNCTION_WORDS]
+    return {stem_word(w) if w.isalpha() or "-" in w else w for w in words}
 
 
 def _shares_stem(need: set[str], have: set[str]) -> bool:
