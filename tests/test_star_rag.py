@@ -576,6 +576,15 @@ def test_llm_candidates_that_cannot_answer_the_question_are_dropped(ecb_index):
     kept, off = screen_answers(["Iran", "2011-06-02"], "When did Iraq last visit Iran?", ev)
     assert kept == ["2011-06-02"] and off == [("Iran", "the question asks when; this is not a date")]
     assert screen_answers(["Iraq"], "Who visited Iraq first, Iran or Iraq?", ev)[0] == ["Iraq"]
+    assert screen_answers(["Iraq"], "Who was visited first out of Iraq and Iran?", ev)[0] == ["Iraq"]
+    # a span is not a choice, and "either ... or" asks yes or no
+    assert screen_answers(["Iraq"], "Who visited Iraq between May and June 2011?", ev)[0] == []
+    from chronorag.graphs.answer_checks import offers_choice
+
+    assert offers_choice("Who was born first out of Marco De Luigi and Fabio Maistro?")
+    assert not offers_choice("How did revenue change between 2019 and 2022?")
+    assert not offers_choice("Did either Iraq or Iran visit Kuwait?")
+    assert not offers_choice("Did Iraq visit Iran, whether or not it was announced?")
     assert screen_answers(["Police (Iraq)"], "Who did Police (Iraq) arrest in June 2011?", ev)[0] == ["Police (Iraq)"]
     assert screen_answers(["3"], "How many times did Iraq visit Iran?", ev)[0] == ["3"]
     # "Iraqi" names Iraq, "ECB" names the European Central Bank; "Nigeria" does not name Niger

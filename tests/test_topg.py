@@ -529,6 +529,12 @@ def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():
         == "Angus Wagner"
     assert _usable("Yes.", "answer", question="Did she win, whether or not it was fair?") == "Yes"
     assert _usable("no", "answer", question="Did either Angus Wagner or Juan Carlos Falcón act?") == "no"
+    # a wh-question that offers no choice is not answered by what it names (SmolLM2: "Sylvia Burka"
+    # to "Where did Sylvia Burka's husband die?"); a choice question is
+    with pytest.raises(LLMError, match="what the question itself names"):
+        _usable("Sylvia Burka.", "answer", question="Where did Sylvia Burka's husband die?")
+    assert _usable("Andy Summers", "answer", question="Who was born first out of Aivar Kuusmaa and Andy Summers?") \
+        == "Andy Summers"
     assert _usable("Toronto", "answer", question=where) == "Toronto"
     with pytest.raises(LLMError, match="gave an empty answer"):
         _usable("  ", "eval", question=where)

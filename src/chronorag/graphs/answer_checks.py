@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["checked_numbers", "ground_answers", "screen_answers", "ungrounded_numbers"]
+__all__ = ["checked_numbers", "ground_answers", "named_in", "offers_choice", "screen_answers", "ungrounded_numbers"]
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
@@ -84,7 +84,29 @@ def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], li
     return kept, dropped
 
 
-_CHOICE = re.compile(r"\bor\b", re.I)
+#: "A or B" (not "or not"; not after "either"/"whether", which ask yes or no)
+_CHOICE_OR = re.compile(r"\S\s+or\s+(?!not\b)\S", re.I)
+_NOT_CHOICE = re.compile(r"\b(?:either|whether)\b", re.I)
+#: "out of / among / between A and B", where A is not a time ("between 2019 and 2022" is a span)
+_CHOICE_AND = re.compile(
+    r"\b(?:out\s+of|among|between)\s+(?!\d|(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|the\s+(?:years?|months?|weeks?|"
+    r"days?|dates?))\b)[^,?]*?\s(?:and|&)\s+\S", re.I)
+
+
+def offers_choice(question: str) -> bool:
+    """Whether ``question`` asks to choose between named options ("Which film came out first,
+    A or B?", "Who was born first out of A and B?"): its answer is one of the names it gives.
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
+    return (_CHOICE_AND.search(question) is not None
+            or (_CHOICE_OR.search(question) is not None and _NOT_CHOICE.search(question) is None))
 #: endings that make a country's adjective or people ("Iranian", "Iraqi", "Malaysian", "Sudanese")
 _DEMONYM_ENDINGS = frozenset({"n", "an", "ian", "i", "ese", "ish"})
 #: an ICEWS-style sector name, "Government (Djibouti)"
@@ -92,13 +114,15 @@ _SECTOR = re.compile(r"^\s*([^()]+?)\s*\(([^()]+)\)\s*$")
 _MINOR = frozenset({"of", "the", "and", "for", "in", "on", "de", "du", "la", "le"})
 
 
-def _named_in(candidate: str, question: str) -> bool:
+def named_in(candidate: str, question: str) -> bool:
     """Whether ``question`` names ``candidate``: its words as a whole-word phrase (a sector name
     "X (Country)" also as "X of Country" or "Country's X"), a one-word name with an adjective
     ending ("Iraq" in "Iraqi"), or its capitals' acronym written in capitals ("ECB" for
     "European Central Bank")."""
     from chronorag.graphs.linking import link_key
 
+    if not isinstance(candidate, str) or not isinstance(question, str):
+        raise TypeError(f"candidate and question must be strings, got {candidate!r} and {question!r}")
     k = link_key(candidate)
     if not k:
         return False
@@ -163,7 +187,7 @@ def screen_answers(answers: list[str], question: str, events: list[Any]) -> tupl
             dropped.append((a, "the question asks when; this is not a date"))
         elif pq.target == "entity" and is_date:
             dropped.append((a, "the question asks who or which; this is a date"))
-        elif (pq.target == "entity" and not _CHOICE.search(question) and _named_in(a, question)
+        elif (pq.target == "entity" and not offers_choice(question) and named_in(a, question)
               and link_key(a) not in loops):
             dropped.append((a, "the question names it: an answer is the other party"))
         else:
