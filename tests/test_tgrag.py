@@ -349,6 +349,9 @@ def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index
             with query_scope("q-dec3"):
                 subs, how = r.decomposition(q)
         assert how == "rules (LLM fallback)" and subs == [SubQuestion("2019", q)], (bad, subs)
+        assert (": no line is a question: " if "Audi A8" in bad else
+                ": no sub-question asks about 2019, the year(s) the question names: ") in str(
+            fallbacks.last_detail("tgrag.decompose_rules", "q-dec3"))
     ok = "[2019<SEP>Which Audi models had hybrid technology in 2019?]\n[2022<SEP>Which had it in 2022?]"
     with ScriptedOpenAIServer([ok]) as srv:
         subs, how = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url)).decomposition(q)

@@ -164,22 +164,29 @@ def decompose_with_llm(llm: Any, question: str, periods: list[str]) -> tuple[lis
 
     chat = resolve_llm(llm, required=True)
     msgs = [{"role": "user", "content": DECOMPOSE_PROMPT.format(periods=", ".join(periods), question=question)}]
-    last = ""
-    named = {s.period for s in decompose_rule_based(question, periods)} - {None}
+    last, why = "", "no [period<SEP>sub-question] line"
+    named = {s.period for s in decompose_rule_based(question, periods) if s.period is not None}
+    # a sub-question must restate the question: one of its words of 4+ letters
+    words = set(re.findall(r"[^\W\d_]{4,}", question.lower()))
     try:
         for _attempt in range(2):
             last = chat.complete(msgs)
-            # a sub-question must restate the question: one of its words of 4+ letters
-            words = set(re.findall(r"[^\W\d_]{4,}", question.lower()))
-            subs = [s for s in parse_decomposition(last, periods)
-                    if words & set(re.findall(r"[^\W\d_]{4,}", s.question.lower())) and _is_question(s.question)]
-            if named and not any(s.period is None or s.period in named for s in subs):
-                subs = []  # none of the periods the question asks about
-            if subs:
-                return subs, "llm"
+            parsed = parse_decomposition(last, periods)
+            subs = [s for s in parsed if words & set(re.findall(r"[^\W\d_]{4,}", s.question.lower()))]
+            asked = [s for s in subs if _is_question(s.question)]
+            if named and not any(s.period is None or s.period in named for s in asked):
+                why = (f"no sub-question asks about {', '.join(sorted(named))}, the year(s) the question names"
+                       if asked else "no line is a question" if subs else
+                       "no sub-question shares a word with the question" if parsed else why)
+                asked = []
+            elif not asked:
+                why = "no line is a question" if subs else (
+                    "no sub-question shares a word with the question" if parsed else why)
+            if asked:
+                return asked, "llm"
             msgs = [*msgs, {"role": "assistant", "content": last[:2000]},
                     {"role": "user", "content": DECOMPOSE_RETRY.format(periods=", ".join(periods))}]
     except LLMError as exc:
-        last = f"call failed: {exc}"
-    record_fallback("tgrag.decompose_rules", f"{question[:100]!r}: {last[:200]!r}")
+        last, why = f"call failed: {exc}", "the call failed"
+    record_fallback("tgrag.decompose_rules", f"{question[:100]!r}: {why}: {last[:200]!r}")
     return decompose_rule_based(question, periods), "rules (LLM fallback)"
