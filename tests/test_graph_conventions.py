@@ -275,9 +275,15 @@ def test_a_reply_that_says_the_material_does_not_answer_is_an_abstention():
               "I don't know.", "The reports do not say.",
               # the first: SmolLM2 through T-GRAG (session 30); the rest: the same refusal in other words
               "The material does not answer the question.", "The figure is not listed in the material.",
-              "I am unable to determine this from the material.", "There is no data for 2012.",
+              "I am unable to determine this from the material.", "Not reported.",
               "The 2012 report does not explicitly state a goal for it.", "It is not directly mentioned."):
         assert no_answer_reply(t), t
+    # negative facts are answers: the subject is not the material, or a figure is stated
+    for t in ("Audi did not report a loss in 2020.", "The company did not give a dividend in 2020.",
+              "Revenue was not disclosed separately but totalled EUR 5 billion.", "No data breaches occurred.",
+              "The report gives no details on the recall; 5,000 cars were affected.", "Audi was unable to find a buyer.",
+              "Profit was not only reported but also audited."):
+        assert not no_answer_reply(t), t
     for t in ("Markus Duesmann", "No", "1,614,231 cars", "It was not the first time: Audi delivered 1.8 million "
               "cars in 2019, more than in any year before, as the report states on page 33 of its summary "
               "and again in the outlook, which is not known for optimism."):

@@ -77,22 +77,43 @@ def cut_to_tokens(text: str, budget: int) -> str:
     return text[: ends[lo - 1]] if lo else ""
 
 
-# a model's way of saying that the material does not answer the question
+_ADVERB = r"(?:(?!only\b)\w+ly\s+)?"  # "does not explicitly state"; "not only" is no refusal
+#: phrases that say the material does not answer, whatever the sentence's subject
 _NO_ANSWER = re.compile(
-    r"\b(?:not\s+(?:\w+ly\s+)?(?:stated|mentioned|given|provided|specified|available|found|known|included|listed|reported|"
-    r"disclosed|shown|indicated|answered|addressed|covered)|"
-    r"(?:does|do|did)\s*(?:not|n't)\s+(?:\w+ly\s+)?(?:state|say|mention|specify|contain|include|provide|answer|address|"
-    r"cover|give|show|indicate|list|report|tell)|"
-    r"no\s+(?:information|mention|answer|data|details)|(?:cannot|can't|unable\s+to)\s+(?:be\s+)?"
-    r"(?:answer|determine|find|tell)(?:ed)?|(?:i\s+)?(?:do\s+not|don't)\s+know|unknown)\b", re.I)
+    rf"\b(?:not\s+{_ADVERB}(?:stated|mentioned|specified|answered|addressed)|no\s+(?:information|mention|answer)|"
+    rf"(?:cannot|can't|unable\s+to)\s+(?:be\s+)?(?:answer|determin)\w*|(?:does|do|did)\s*(?:not|n't)\s+{_ADVERB}answer|"
+    r"(?:i\s+)?(?:do\s+not|don't)\s+know|unknown)\b", re.I)
+#: phrases that say so only when the reply opens with them or its subject is the material
+#: ("The facts do not mention it."; not "Audi did not report a loss", a negative answer)
+_NO_ANSWER_WEAK = re.compile(
+    rf"\b(?:not\s+{_ADVERB}(?:given|provided|available|found|known|included|listed|reported|disclosed|shown|"
+    rf"indicated|covered)|(?:does|do|did)\s*(?:not|n't)\s+{_ADVERB}(?:state|say|mention|specify|contain|include|"
+    r"provide|address|cover|give|show|indicate|list|report|tell)|(?:cannot|can't|unable\s+to)\s+(?:find|tell))\b",
+    re.I)
+_SOURCE_WORDS = re.compile(
+    r"\b(?:texts?|reports?|materials?|context|facts?|documents?|passages?|sources?|information|data|study|"
+    r"article|records?|events?|evidence|it|this|that|answer|question|figure|number|value|amount)\b", re.I)
+_YEARS = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
 def no_answer_reply(text: str, *, max_chars: int = 160) -> bool:
     """True when a short LLM reply says the material does not answer ("Not stated.", "The facts
-    do not mention it.", "unknown"): an abstention, not an answer. Long replies are answers that
-    may carry such a phrase in passing."""
+    do not mention it.", "The material does not answer the question.", "unknown"): an
+    abstention, not an answer.
+
+    A reply that states a figure (digits other than a year), or that is longer than
+    ``max_chars``, is an answer that may carry such a phrase in passing. Phrases that also
+    state negative facts ("not reported", "did not give") count only when the reply opens with
+    them or its subject is the material ("The report does not state ...", not "Audi did not
+    report a loss").
+    """
     t = " ".join(str(text).split())
-    return bool(t) and len(t) <= max_chars and _NO_ANSWER.search(t) is not None
+    if not t or len(t) > max_chars or re.search(r"\d", _YEARS.sub("", t)):
+        return False
+    if _NO_ANSWER.search(t):
+        return True
+    m = _NO_ANSWER_WEAK.search(t)
+    return m is not None and (not t[:m.start()].strip(" .,;:") or _SOURCE_WORDS.search(t[:m.start()]) is not None)
 
 
 @functools.lru_cache(maxsize=65536)
