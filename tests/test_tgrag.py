@@ -545,7 +545,9 @@ def test_a_figure_no_retrieved_text_holds_is_withheld_or_flagged(tgrag_index):
     cases = [("Audi delivered 1,700,000 cars in 2022.", True, "withheld"),
              ("Audi delivered 1,614,231 cars, 3.2 percent more than the 1,564,000 of 2021.", False, "unverified"),
              ("About 1.61 million cars.", False, None),
-             ("1,614,231 cars, of which 971,683 outside China.", False, None)]  # 1,614,231 - 642,548
+             # 1,614,231 - 642,548, from two sentences: counts only when the answer words a change
+             ("1,614,231 cars, 971,683 more than were delivered in China.", False, None),
+             ("1,614,231 cars, of which 971,683 outside China.", False, "unverified")]
     for i, (reply, withheld, why) in enumerate(cases):
         with ScriptedOpenAIServer(["[2022<SEP>How many cars did Audi deliver in 2022?]", reply]) as srv:
             pred = make_method("t-grag", tgrag_index.path, llm=LLMConfig(base_url=srv.base_url))(
@@ -566,7 +568,16 @@ def test_ungrounded_numbers_reads_precision_scale_and_simple_arithmetic():
 
     texts = ["Revenue rose by 10.6 percent to EUR 48,771 million.", "Profit: EUR 6,929 (4,187) million."]
     assert ungrounded_numbers("EUR 48.8 billion, up 10.6%", texts) == []
-    assert ungrounded_numbers("EUR 2,742 million more profit", texts) == []  # 6,929 - 4,187, in millions
+    assert ungrounded_numbers("EUR 2,742 million in all", texts) == []  # 6,929 - 4,187 in one sentence, in millions
+    assert ungrounded_numbers("EUR 2,742 million", ["Profit: EUR 6,929 million.", "Before: EUR 4,187 million."]) \
+        == ["2,742 million"]  # across sentences, a difference needs a change word
+    assert ungrounded_numbers("EUR 2,742 million more", ["Profit: EUR 6,929 million.", "Before: EUR 4,187 million."]) \
+        == []
+    assert ungrounded_numbers("12 mn units, 2,019 cars", ["EUR 12 million"]) == ["2,019"]  # "2,019" is a count
+    assert ungrounded_numbers("The top 12 may change", ["The top 11"]) == ["12"]  # "may" is no month here
+    with pytest.raises(TypeError, match="an item 1"):
+        ungrounded_numbers("12", ["a", 1])
+    assert ungrounded_numbers("12 cars", iter(["12 cars"])) == []  # any iterable of texts
     assert ungrounded_numbers("Profit rose 65.5 percent.", texts) == []  # 6,929 / 4,187 - 1
     assert ungrounded_numbers("EUR 52,000 million", texts) == ["52,000 million"]
     assert ungrounded_numbers("In 2019 it had 3 plants; 12 in 2030.", texts, question="... by 2030?") == ["12"]

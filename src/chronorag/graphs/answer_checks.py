@@ -8,6 +8,7 @@ tool rows show (:func:`ground_answers`) and that answer the question as asked
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["checked_numbers", "ground_answers", "named_in", "offers_choice", "screen_answers", "ungrounded_numbers"]
@@ -197,16 +198,22 @@ def screen_answers(answers: list[str], question: str, events: list[Any]) -> tupl
 
 #: a written number: "1,455,123", "48.8", "36.1", "14", with an optional scale word after it
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?!,?\d)|\d+(?!,?\d))(\.\d+)?(?!\d)"
-                     r"(?:\s*(thousand|million|billion|trillion|bn)\b)?([^\W\d_])?", re.I)
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
-           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+                     r"(?:\s*(thousands?|millions?|mn|billions?|bn|trillions?)\b)?([^\W\d_])?", re.I)
+#: month names as dates write them (capitalised: "may" in "the top 12 may change" is no month)
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
 #: a day of a written date ("December 31, 2020", "31 December 2020") is a date, not a figure
-_DAY_BEFORE = re.compile(rf"\b(?:{_MONTHS})\.?\s+$", re.I)
-_DAY_AFTER = re.compile(rf"^\s+(?:{_MONTHS})\b", re.I)
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
+_DAY_BEFORE = re.compile(rf"\b(?:{_MONTHS})\.?\s+$")
+_DAY_AFTER = re.compile(rf"^\s+(?:{_MONTHS})\b")
+_SCALE = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
 #: a table or sentence may state a figure in a unit its header names ("EUR million"), which an
-#: answer writes out: a stated number also counts at these scales
-_UNIT_SCALES = (1.0, 1e3, 1e6, 1e9)
+#: answer writes out, or the other way round: a stated number also counts at these scales
+_UNIT_SCALES = (1.0, 1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
+#: words with which an answer computes a change across the texts ("an increase of 4")
+_CHANGE_WORDS = re.compile(r"\b(?:increas|decreas|ris|rose|grew|grow|fell|fall|drop|declin|gain|los|up|down|more|"
+                           r"less|fewer|higher|lower|change|differen|compar|growth|gap)\w*", re.I)
+#: a piece of text whose numbers may be combined: a line or a sentence
+_PIECE_SPLIT = re.compile(r"\n+|(?<=[.;!?])\s+(?=[A-Z(])")
 
 
 def _numbers(text: str, *, glued: bool = True) -> list[tuple[str, float, float]]:
@@ -222,19 +229,45 @@ def _numbers(text: str, *, glued: bool = True) -> list[tuple[str, float, float]]
         if not frac and not scale and len(whole) <= 2 and (
                 _DAY_BEFORE.search(text[max(0, m.start() - 12):m.start()]) or _DAY_AFTER.match(text[m.end():])):
             continue
-        k = _SCALE.get(scale, 1.0)
+        k = _SCALE.get(scale.rstrip("s") if scale != "mn" else scale, 1.0)
         value = float(whole.replace(",", "") + frac) * k
-        out.append((m.group(0)[:len(m.group(0)) - len(m.group(4) or "")], value, 0.5 * 10 ** -(len(frac) - 1 if frac else 0) * k))
+        written = m.group(0)[:len(m.group(0)) - len(m.group(4) or "")]
+        out.append((written, value, 0.5 * 10 ** -(len(frac) - 1 if frac else 0) * k))
     return out
 
 
 def _checked(written: str, value: float) -> bool:
-    """Whether an answer's number is worth checking: not a year ("2019"), and not a one-digit
-    count or list number ("3", "1."), which a text may write as a word."""
-    bare = written.replace(",", "")
-    if bare.isdigit() and len(bare) == 4 and 1900 <= value <= 2100:
+    """Whether an answer's number is worth checking: not a year ("2019"; "2,019" is a count),
+    and not a one-digit count or list number ("3", "1."), which a text may write as a word."""
+    if written.isdigit() and len(written) == 4 and 1900 <= value <= 2100:
         return False
-    return not (bare.isdigit() and value < 10)
+    return not (written.isdigit() and value < 10)
+
+
+def _pair_shows(values: Any, v: float, tol: float, *, sums: bool, percent: bool) -> bool:
+    """Whether two of the sorted ``values`` differ by ``v``, add up to it (``sums``), or one
+    exceeds or falls short of the other by ``v`` percent (``percent``), each within ``tol``.
+    Binary search per value: no table of all pairs."""
+    import numpy as np
+
+    if values.size < 2:
+        return False
+
+    own = np.arange(values.size)
+
+    def hit(lo_t: Any, hi_t: Any) -> bool:  # some value in [lo_t[i], hi_t[i]] other than values[i] itself
+        lo, hi = np.searchsorted(values, lo_t, side="left"), np.searchsorted(values, hi_t, side="right")
+        return bool(np.any(hi - lo - ((lo <= own) & (own < hi)) > 0))
+
+    if hit(values + v - tol, values + v + tol):  # b - a = v
+        return True
+    if sums and hit(v - values - tol, v - values + tol):  # a + b = v
+        return True
+    if not percent:
+        return False
+    base = np.where(values > 0, values, np.nan)  # a percentage change from a positive value
+    return any(f > 0 and hit(base * f - base * tol / 100, base * f + base * tol / 100)  # b = a (1 +- v/100)
+               for f in (1 + v / 100, 1 - v / 100))
 
 
 def checked_numbers(answer: str) -> list[str]:
@@ -245,22 +278,26 @@ def checked_numbers(answer: str) -> list[str]:
     return [w for w, v, _ in _numbers(answer, glued=False) if _checked(w, v)]
 
 
-def ungrounded_numbers(answer: str, texts: list[str], *, question: str = "") -> list[str]:
+def ungrounded_numbers(answer: str, texts: Sequence[str], *, question: str = "") -> list[str]:
     """The numbers ``answer`` states that neither ``texts`` nor ``question`` show.
 
     A number counts as shown when a text states it at the answer's precision ("1.46 million"
     for "1,455,123", "EUR 48.8 billion" for "EUR 48,771 million"; a stated number also at a
-    thousand, million or billion times, for a unit named in a table's header), or when it
-    is the difference, sum or percentage change of two stated numbers (an answer may
-    compute "an increase of 4" or "up 11.7 percent"). Years (1900-2100) and one-digit
-    integers are not checked. A reader must not state a figure it was not shown: a model
-    writes plausible figures from memory.
+    thousand, million or billion times or parts, for a unit named in a table's header), or
+    when it is the difference, sum or percentage change of two numbers of one line or
+    sentence ("EUR 6,929 (4,187) million": an increase of 2,742). Across sentences (one year's
+    figure against another's) only a difference or percentage change counts, and only when the
+    answer words a change ("an increase of", "up", "more than"). Years (1900-2100), days of
+    written dates, one-digit integers and numbers glued to letters are not checked. A
+    reader must not state a figure it was not shown: a model writes plausible figures from
+    memory. With many numbers read, a computed-looking figure may match some pair by chance,
+    so the check catches invented figures; it does not prove a figure right.
 
     Parameters
     ----------
     answer : str
         The LLM's answer.
-    texts : list of str
+    texts : sequence of str
         Everything the LLM read.
     question : str, optional
         The question (its own numbers count as shown).
@@ -274,25 +311,34 @@ def ungrounded_numbers(answer: str, texts: list[str], *, question: str = "") -> 
 
     if not isinstance(answer, str):
         raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
-    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-        raise TypeError("texts must be a list of strings (the texts the LLM read), not a string")
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings (the texts the LLM read), not one string")
+    texts = list(texts)
+    bad = next((t for t in texts if not isinstance(t, str)), None) if texts else None
+    if bad is not None or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"texts must be a list of strings (the texts the LLM read); got an item {bad!r}")
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
     wanted = [(w, v, tol) for w, v, tol in _numbers(answer, glued=False) if _checked(w, v)]
     if not wanted:
         return []
-    stated = {v for t in [*texts, question] for _, v, _ in _numbers(t)}
-    base = np.array(sorted(stated), dtype=float)
-    shown = np.concatenate([base * k for k in _UNIT_SCALES]) if base.size else base
-    derived = np.empty(0)
-    if base.size:
-        a, b = base[:, None], base[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            change = np.where(b != 0, (a / b - 1.0) * 100.0, np.nan)
-        sums = np.concatenate([np.abs(a - b).ravel(), (a + b).ravel()])
-        derived = np.concatenate([*(sums * k for k in _UNIT_SCALES), np.abs(change).ravel()])
+    pieces = [np.array(sorted({v for _, v, _ in _numbers(p)}), dtype=float)
+              for t in [*texts, question] for p in _PIECE_SPLIT.split(t) if any(ch.isdigit() for ch in p)]
+    pieces = [p for p in pieces if p.size]
+    every = np.unique(np.concatenate(pieces)) if pieces else np.empty(0)
+    across = _CHANGE_WORDS.search(answer) is not None
     out = []
     for w, v, tol in wanted:
         tol = tol * 1.0000001
-        if np.any(np.abs(shown - v) <= tol) or np.any(np.abs(derived - v) <= tol):
-            continue
-        out.append(w)
+        found = False
+        for k in _UNIT_SCALES:
+            vk, tk = v / k, tol / k
+            pct = k == 1.0  # a percentage has no unit scale
+            if (np.any(np.abs(every - vk) <= tk)
+                    or any(_pair_shows(p, vk, tk, sums=True, percent=pct) for p in pieces)
+                    or (across and _pair_shows(every, vk, tk, sums=False, percent=pct))):
+                found = True
+                break
+        if not found:
+            out.append(w)
     return out
