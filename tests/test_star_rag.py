@@ -585,6 +585,13 @@ def test_llm_candidates_that_cannot_answer_the_question_are_dropped(ecb_index):
     assert not offers_choice("How did revenue change between 2019 and 2022?")
     assert not offers_choice("Did either Iraq or Iran visit Kuwait?")
     assert not offers_choice("Did Iraq visit Iran, whether or not it was announced?")
+    # a third party, a yes/no question, a span: no choice (found by review)
+    assert not offers_choice("Who mediated between Israel and Hamas in 2014?")
+    assert screen_answers(["Iraq"], "Who mediated between Iraq and Iran in 2011?", ev)[0] == []
+    assert not offers_choice("Did he play for Ajax or PSV?")
+    assert not offers_choice("Is there a difference between the ages of Iraq's and Iran's leaders?")
+    assert not offers_choice("Who visited Iraq more between Q1 2019 and Q4 2020?")
+    assert offers_choice("Which country, either France or Germany, signed first?")
     assert screen_answers(["Police (Iraq)"], "Who did Police (Iraq) arrest in June 2011?", ev)[0] == ["Police (Iraq)"]
     assert screen_answers(["3"], "How many times did Iraq visit Iran?", ev)[0] == ["3"]
     # "Iraqi" names Iraq, "ECB" names the European Central Bank; "Nigeria" does not name Niger

@@ -343,7 +343,8 @@ def test_unparseable_decomposition_retries_then_records_the_fallback(tgrag_index
     # seen with SmolLM2 on "... as of 2012?": title lines for other years. A line that is no question,
     # or a decomposition that asks about none of the question's own years, is unusable
     q = "Which Audi models had hybrid technology as of 2019?"
-    for bad in ("[2022<SEP>2022 Audi A8]", "[2022<SEP>Which Audi models had hybrid technology in 2022?]"):
+    for bad in ("[2022<SEP>2022 Audi A8]", "[2022<SEP>In 2022 Audi A8]",
+                "[2022<SEP>Which Audi models had hybrid technology in 2022?]"):
         with ScriptedOpenAIServer([bad, bad]) as srv:
             r = TGragRetriever(idx, decompose="llm", llm=LLMConfig(base_url=srv.base_url))
             with query_scope("q-dec3"):

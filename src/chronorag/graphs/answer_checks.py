@@ -85,19 +85,32 @@ def ground_answers(answers: list[str], events: list[Any]) -> tuple[list[str], li
     return kept, dropped
 
 
-#: "A or B" (not "or not"; not after "either"/"whether", which ask yes or no)
+#: "A or B" (not "or not")
 _CHOICE_OR = re.compile(r"\S\s+or\s+(?!not\b)\S", re.I)
+#: "either ... or" / "whether ... or" ask yes or no ("Did either A or B win?")
 _NOT_CHOICE = re.compile(r"\b(?:either|whether)\b", re.I)
 #: "out of / among / between A and B", where A is not a time ("between 2019 and 2022" is a span)
 _CHOICE_AND = re.compile(
     r"\b(?:out\s+of|among|between)\s+(?!\d|(?:january|february|march|april|may|june|july|august|september|"
-    r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|the\s+(?:years?|months?|weeks?|"
-    r"days?|dates?))\b)[^,?]*?\s(?:and|&)\s+\S", re.I)
+    r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|q\d|fy|mid|early|late|the\s+"
+    r"(?:years?|months?|weeks?|days?|dates?|\d))\b)[^,?]*?\s(?:and|&)\s+\S", re.I)
+_WH_START = re.compile(r"^\W*(?:who|whom|whose|what|which|where|when|how)\b", re.I)
+#: a comparison that picks one of the options ("born first", "older", "the most")
+_COMPARES = re.compile(r"\b(?:first|last|earlier|earliest|later|latest|older|oldest|younger|youngest|longer|"
+                       r"longest|shorter|more|most|less|least|higher|highest|lower|lowest|bigger|biggest|larger|"
+                       r"largest|smaller|smallest|better|best|worse|worst|\w+er\s+than)\b", re.I)
 
 
 def offers_choice(question: str) -> bool:
-    """Whether ``question`` asks to choose between named options ("Which film came out first,
-    A or B?", "Who was born first out of A and B?"): its answer is one of the names it gives.
+    """Whether ``question`` asks to choose between named options, so that its answer is one of
+    the names it gives: "Which film came out first, A or B?", "Was A or B born first?", "Who
+    was born first out of A and B?".
+
+    "A or B" offers a choice in a question that asks which/who/..., or that compares
+    ("first", "older", "more") without "either"/"whether" ("Did either A or B win?" and "Did
+    he play for A or B?" ask yes or no). "Out of / among / between A and B" offers one only
+    in a question that compares, and never when A is a time ("between 2019 and 2022"):
+    "Who mediated between Israel and Hamas?" asks for a third party.
 
     Parameters
     ----------
@@ -106,8 +119,13 @@ def offers_choice(question: str) -> bool:
     """
     if not isinstance(question, str):
         raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
-    return (_CHOICE_AND.search(question) is not None
-            or (_CHOICE_OR.search(question) is not None and _NOT_CHOICE.search(question) is None))
+    compares = _COMPARES.search(question) is not None
+    if _CHOICE_OR.search(question) and (_WH_START.match(question)
+                                        or (compares and not _NOT_CHOICE.search(question))):
+        return True
+    return compares and _CHOICE_AND.search(question) is not None
+
+
 #: endings that make a country's adjective or people ("Iranian", "Iraqi", "Malaysian", "Sudanese")
 _DEMONYM_ENDINGS = frozenset({"n", "an", "ian", "i", "ese", "ish"})
 #: an ICEWS-style sector name, "Government (Djibouti)"

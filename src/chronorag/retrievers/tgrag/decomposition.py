@@ -136,7 +136,7 @@ def parse_decomposition(text: str, periods: list[str] | None = None) -> list[Sub
 #: a sub-question is a question: it ends with "?" or opens with a question word or a request
 _QUESTION_START = re.compile(
     r"^\W*(?:who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|has|have|had|can|could|"
-    r"will|would|should|in|on|at|for|by|during|list|name|describe|give|state|tell|compare|summari[sz]e|explain)\b",
+    r"will|would|should|list|name|describe|give|state|tell|compare|summari[sz]e|explain)\b",
     re.I)
 
 

@@ -153,7 +153,7 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
     when or how (SmolLM2 answered "yes" to "Where was the director of ... born?"), or that offers
     a choice ("no" to "Was Angus Wagner or Juan Carlos Falcón born first?"), or names what a
     wh-question that offers no choice itself names ("Sylvia Burka" to "Where did Sylvia Burka's
-    husband die?"; of the 253 such 2Wiki dev questions, no gold answer is named in its question).
+    husband die?"; of the 248 such 2Wiki dev questions, no gold answer is named in its question).
 
     To a yes/no question, a reply that opens with "yes" or "no" and goes on to explain
     ("Yes, both films are American.") is answered by that word alone: the short answer the
