@@ -276,7 +276,8 @@ def test_a_reply_that_says_the_material_does_not_answer_is_an_abstention():
               # the first: SmolLM2 through T-GRAG (session 30); the rest: the same refusal in other words
               "The material does not answer the question.", "The figure is not listed in the material.",
               "I am unable to determine this from the material.", "Not reported.",
-              "The 2012 report does not explicitly state a goal for it.", "It is not directly mentioned."):
+              "The 2012 report does not explicitly state a goal for it.", "It is not directly mentioned.",
+              "The launch date of the Audi A3 e-tron is not stated."):  # "A3" is a name, not a figure
         assert no_answer_reply(t), t
     # negative facts are answers: the subject is not the material, or a figure is stated
     for t in ("Audi did not report a loss in 2020.", "The company did not give a dividend in 2020.",

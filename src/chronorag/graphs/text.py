@@ -101,14 +101,14 @@ def no_answer_reply(text: str, *, max_chars: int = 160) -> bool:
     do not mention it.", "The material does not answer the question.", "unknown"): an
     abstention, not an answer.
 
-    A reply that states a figure (digits other than a year), or that is longer than
+    A reply that states a figure (digits other than a year or a name's, "A3"), or that is longer than
     ``max_chars``, is an answer that may carry such a phrase in passing. Phrases that also
     state negative facts ("not reported", "did not give") count only when the reply opens with
     them or its subject is the material ("The report does not state ...", not "Audi did not
     report a loss").
     """
     t = " ".join(str(text).split())
-    if not t or len(t) > max_chars or re.search(r"\d", _YEARS.sub("", t)):
+    if not t or len(t) > max_chars or re.search(r"(?<![^\W\d_])\d", _YEARS.sub("", t)):  # "A3" is a name
         return False
     if _NO_ANSWER.search(t):
         return True
