@@ -332,9 +332,9 @@ def ungrounded_numbers(answer: str, texts: Sequence[str], *, question: str = "")
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings (the texts the LLM read), not one string")
     texts = list(texts)
-    bad = next((t for t in texts if not isinstance(t, str)), None) if texts else None
-    if bad is not None or not all(isinstance(t, str) for t in texts):
-        raise TypeError(f"texts must be a list of strings (the texts the LLM read); got an item {bad!r}")
+    bad = [t for t in texts if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"texts must be a list of strings (the texts the LLM read); got an item {bad[0]!r}")
     if not isinstance(question, str):
         raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
     wanted = [(w, v, tol) for w, v, tol in _numbers(answer, glued=False) if _checked(w, v)]

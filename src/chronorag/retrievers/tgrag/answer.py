@@ -182,8 +182,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     then a synthesis when there are several. A sub-question prompt longer than the model's
     context window is retried once with everything cut to the budget (the
     ``tgrag.context_cut`` fallback, counted). A figure in the answer that no text the LLM
-    read states, at the answer's precision or as a difference, sum or percentage change of
-    stated figures (:func:`~chronorag.graphs.answer_checks.ungrounded_numbers`), is counted as
+    read shows (:func:`~chronorag.graphs.answer_checks.ungrounded_numbers`: at the answer's
+    precision, or computed from two figures of one sentence, or across sentences when the answer
+    words a change) is counted as
     ``tgrag.ungrounded``: the answer is withheld when none of its figures is shown, and
     carries an "unverified" reason when some are not. Without one: the best-matching knowledge
     unit per sub-question (an *extractive* answer, labelled as such in ``mode``).
