@@ -595,3 +595,14 @@ def test_the_extract_keeps_acronyms_and_model_names_as_question_words():
 
     got = _stems("How much did Audi spend on R&D, CO2 cuts and the Q4 e-tron?")
     assert {"r&d", "co2", "q4", "e-tron", "spend"} <= got
+
+
+def test_the_answer_checks_refuse_a_non_string_with_its_value():
+    from chronorag.graphs.answer_checks import checked_numbers, named_in, offers_choice
+
+    with pytest.raises(TypeError, match="got int: 12"):
+        checked_numbers(12)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got NoneType: None"):
+        offers_choice(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be strings, got 'Iraq' and 3"):
+        named_in("Iraq", 3)  # type: ignore[arg-type]
