@@ -82,6 +82,40 @@ def test_unrepresentable_dates_are_reported():
     assert any("17:30" in u for u in q.unsupported)
 
 
+@pytest.mark.parametrize("text,word", [
+    ("Who was the second country after China to praise the leader of Peru?", "second"),  # MultiTQ test
+    ("Which country did China visit third after June 2010?", "third"),
+    ("Who was the 2nd to sign an agreement with Iran?", "2nd"),
+    ("Who visited Iran for the second time in 2012?", "second"),
+    ("Who was the penultimate to praise Japan?", "penultimate"),
+    ("Who did the ECB criticize second-to-last before 2014?", "second-to-last"),
+    ("Who was the last but one to praise Japan?", "last but one"),
+])
+def test_an_order_other_than_first_or_last_is_reported_not_dropped(text, word):
+    """Only first and last are read. "The second country to praise X" was parsed with no
+    order at all (and "second-to-last" as "last"), so it was answered as another question."""
+    q = parse_question(text)
+    assert q.ordinal is None and any(u.startswith(f"the order {word!r}") for u in q.unsupported), q.unsupported
+
+
+@pytest.mark.parametrize("text,ordinal", [
+    ("Who praised Japan in the second half of 2014?", None),  # a calendar window, read as one
+    ("Who praised Japan on May 3rd 2014?", None),
+    ("Who praised Japan on the 3rd of May 2014?", None),
+    ("Who met the Second Vatican Council first?", "first"),  # a name
+    ("Who was the 1st to praise Japan?", "first"),
+    ("Who bought second-hand arms from Iran?", None),
+])
+def test_ordinal_words_that_are_no_order(text, ordinal):
+    q = parse_question(text, span=SPAN_2014)
+    assert q.ordinal == ordinal and not q.unsupported, q.unsupported
+
+
+def test_the_reasoner_abstains_on_an_order_it_cannot_read(business):
+    res = business[0].answer("Who did Acme Robotics acquire second?")
+    assert res.abstained and res.answers == [] and "the order 'second'" in res.reason, res.reason
+
+
 def test_offsets_and_passive():
     q = parse_question("Who did Kenya visit two weeks after Chile?")
     assert q.offset == (14, "day", "after") and q.anchor == "Chile" and q.constraint == "after"

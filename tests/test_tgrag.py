@@ -304,6 +304,32 @@ def test_an_llm_not_stated_is_an_abstention_not_an_answer(tgrag_index):
     assert out["reason"].startswith("partial answer: the LLM found no answer in the retrieved material for 2022")
 
 
+def test_a_synthesis_that_denies_its_stated_parts_is_not_the_answer(tgrag_index):
+    """Both periods were answered, but the synthesis says the reports do not answer: that
+    denial is no answer (before, it came back as the answer with abstained false). The stated
+    sub-answers are the answer, the reason says what the synthesis did, and it is counted."""
+    from chronorag.integrations.llm import fallbacks, query_scope
+
+    idx = TGragIndex.load(tgrag_index.path)
+    q = "Who led Audi's board in 2019 and 2022?"
+    dec = "[2019<SEP>Who led Audi's board in 2019?]\n[2022<SEP>Who led Audi's board in 2022?]"
+    with ScriptedOpenAIServer([dec, "Bram Schot", "Markus Duesmann",
+                               "The reports do not state who led the board in both years."]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        with query_scope("tgrag-synth"):
+            out = answer_tgrag(TGragRetriever(idx, decompose="llm", llm=cfg), q, llm=cfg)
+        assert len(srv.requests) == 4
+    assert out["answer"] == "[2019] Bram Schot [2022] Markus Duesmann" and not out["abstained"], out
+    assert "synthesis said there is no answer" in out["reason"] and "tgrag.synthesis" in out["reason"], out
+    assert fallbacks.counts("tgrag-synth") == {"tgrag.synthesis": 1}
+    # a synthesis that answers is kept as it is, with no reason
+    with ScriptedOpenAIServer([dec, "Bram Schot", "Markus Duesmann",
+                               "Bram Schot in 2019 and Markus Duesmann in 2022."]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        out = answer_tgrag(TGragRetriever(idx, decompose="llm", llm=cfg), q, llm=cfg)
+    assert out["answer"] == "Bram Schot in 2019 and Markus Duesmann in 2022." and out["reason"] == "", out
+
+
 def test_decomposition_in_the_papers_format_with_a_range(tgrag_index):
     text = ('<think>\nTwo periods; the second is a range.\n</think>\n'
             '[2019<SEP>"Who led Audi in 2019?"] [2020-2022<SEP>"Who led Audi in 2020-2022?"]')

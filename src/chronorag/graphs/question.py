@@ -182,7 +182,15 @@ _TIME_TARGET = [
     (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
     (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?(?=(?:day|date)\b))?(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
 ]
-_FIRST = re.compile(r"\b(?:first|earliest|initial(?:ly)?|for the first time)\b", re.I)
+_FIRST = re.compile(r"\b(?:first|1st|earliest|initial(?:ly)?|for the first time)\b", re.I)
+#: an order other than first or last ("the second country to ...", "visit third", "the 4th",
+#: "second-to-last", "penultimate"): the tools and readers rank only first and last, so such a
+#: question is reported in ``unsupported`` rather than answered as if it asked for one of those
+_NTH = re.compile(
+    r"(?<![\w-])(?:(?:second|next|one)[\s-]+(?:to|before)[\s-]+(?:the[\s-]+)?last|last[\s-]+but[\s-]+one"
+    r"|second[\s-]+(?:last|latest|most\s+recent)|(?:ante)?penultimate"
+    r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+    r"|\d*(?:1[1-3]th|[02-9]?(?:2nd|3rd|[4-9]th|0th)|[02-9]1st))(?!\w)", re.I)
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)
 _SAME = re.compile(r"\b(?:in|on|during|at)?\s*the\s+same\s+(day|month|year|time)\b\s*(?:as|of|with|that|when)?\s*", re.I)
 _ANCHOR_CUT = re.compile(
@@ -619,6 +627,14 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
                                  f"{', '.join(repr(t.text) for t in q.times)}")
         elif q.constraint == "none":
             q.constraint = "in" if q.window[2] == "in/on" else "between"
+    for m in _NTH.finditer(s):
+        word = m.group(0)
+        if word[0].isupper() and s[: m.start()].strip():  # a name: "the Second Vatican Council"
+            continue
+        if re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
+            q.ordinal = None
+        q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
+                             f"ask for the first or the last, or narrow the time window")
     left = re.findall(r"(?<![\w.-])\d+(?:[/.:]\d+)*(?![\w-])", s)
     if left:
         q.unsupported.append(f"unparsed number(s) {', '.join(repr(x) for x in left)}")

@@ -45,9 +45,13 @@ _NUMBER_QUESTION = re.compile(r"^\s*(?:how\s+(?:many|much)|what\s+(?:was|were|is
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
 #: a quantity: digits not glued to letters ("1,614,231", "61", "6.35"; not the model name "R8")
 _QUANTITY_RE = re.compile(r"(?<![A-Za-z\d])\d[\d,.]*(?![A-Za-z\d])")
+
+
 def _short_answer(a: Any) -> str:
     text = " ".join(str(a).split())
     return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
 #: a question word is "informative" when fewer than this share of the index's sentences hold it
 #: ("Audi" in Audi's reports is not; "deliver" is; 0.1 lost "board" and "management" in the
 #: demo's small reports, 0.3 and 0.5 gave the same answers on Time-LongQA dev)
@@ -179,7 +183,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     With an LLM (``llm=``, else the retriever's, else LlamaIndex ``Settings.llm``; any
     object :func:`~chronorag.integrations.llm.resolve_llm` accepts): one answer per
     sub-question from ``K_valid`` + ``R_valid`` + ``D_valid`` within the token budget,
-    then a synthesis when there are several. A sub-question prompt longer than the model's
+    then a synthesis when there are several (a synthesis that says there is no answer although
+    some periods were answered is counted as ``tgrag.synthesis`` and the stated sub-answers,
+    joined, are the answer). A sub-question prompt longer than the model's
     context window is retried once with everything cut to the budget (the
     ``tgrag.context_cut`` fallback, counted). A figure in the answer that no text the LLM
     read shows (:func:`~chronorag.graphs.answer_checks.ungrounded_numbers`: at the answer's
@@ -226,6 +232,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 "reason": reason if results else "no sub-question retrieved anything",
                 "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
     subs, evidence, used_ids, graph_lines = [], [], [], []
+    synthesis = ""
     for r in results:
         ctx, answer = _sub_answer(chat, retriever, r)
         graph_lines.append(ctx["graph"])
@@ -250,6 +257,14 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                                   template=(SYNTHESIS_PROMPT, SUBANSWER_PROMPT)).strip()
         except LLMEchoError:  # counted as llm.echo: the stated sub-answers, joined, are the answer
             final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
+        else:
+            if no_answer_reply(final):  # the parts were answered but the synthesis says they were not
+                from chronorag.integrations.llm import record_fallback
+
+                record_fallback("tgrag.synthesis", f"the synthesis found no answer: {_short_answer(final)}")
+                synthesis = (f"the LLM's synthesis said there is no answer ({_short_answer(final)}); the stated "
+                             f"sub-answers are given as they are (counted as tgrag.synthesis)")
+                final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
     figures = ""
     if final:  # a figure no retrieved text states is the model's, not the reports'
         unshown = ungrounded_numbers(final, [*graph_lines, *evidence], question=question)
@@ -278,6 +293,6 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
             reason = "partial answer: " + reason
     elif not final and not figures:
         reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
-    reason = "; ".join(p for p in (reason, figures) if p)
+    reason = "; ".join(p for p in (reason, synthesis if final else "", figures) if p)
     return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}
