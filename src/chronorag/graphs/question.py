@@ -35,15 +35,26 @@ QTYPES = ("equal", "before_after", "first_last", "equal_multi", "after_first", "
 
 _MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+#: "the year (of)" before a year, as MultiTQ writes it ("in June, the year of 2006", "the year 2010-10")
+_THE_YEAR = r"(?:(?:in\s+)?(?:the\s+)?year\s+(?:of\s+)?)"
 _TIME_PATTERNS = [
-    r"\d{4}-\d{2}-\d{2}", r"\d{4}-\d{2}",
-    rf"\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MON},?\s+\d{{4}}",
-    rf"{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}",
-    rf"{_MON},?\s+(?:of\s+)?\d{{4}}",
-    r"(?:the\s+year\s+(?:of\s+)?)?\b(?:19|20)\d{2}\b",
+    rf"{_THE_YEAR}?\d{{4}}-\d{{1,2}}-\d{{1,2}}(?!\d)", rf"{_THE_YEAR}?\d{{4}}-\d{{1,2}}(?![\d-])",
+    rf"\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MON},?\s+{_THE_YEAR}?\d{{4}}",
+    rf"{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_THE_YEAR}?\d{{4}}",
+    rf"{_MON},?\s+(?:of\s+)?{_THE_YEAR}?\d{{4}}",
+    r"(?:the\s+year\s+(?:of\s+)?)?\b(?:19|20)\d{2}\b(?!-\d)",
 ]
 _TIME_RE = re.compile("(?:" + "|".join(f"(?:{p})" for p in _TIME_PATTERNS) + ")", re.I)
-_PREP_RE = re.compile(r"(?:\b(in|on|during|before|after|since|until|by|from|prior to|between|and|at)\s+(?:the\s+)?)$", re.I)
+_PREP_RE = re.compile(r"(?:\b(in|on|during|throughout|through|within|over|across|for|before|after|since|until|till|"
+                      r"by|from|prior to|between|and|at)\s+(?:the\s+)?)$", re.I)
+
+
+def _time_core(raw: str) -> str:
+    """A written time without "the year (of)": "June, the year of 2006" -> "June 2006"."""
+    core = " ".join(re.sub(rf",?\s*\b(?:of\s+)?{_THE_YEAR}", " ", raw, flags=re.I).split())
+    if re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?", core):  # "2013-07-2" is 2013-07-02
+        core = "-".join([core[:4]] + [p.zfill(2) for p in core[5:].split("-")])
+    return core
 
 
 @dataclass(frozen=True)
@@ -161,9 +172,7 @@ def find_time_mentions(text: str, *, invalid: list[str] | None = None) -> list[T
         if not any(x <= bad.start() and bad.end() <= y for x, y in taken):
             matches.append((bad.start(), bad.end(), bad.group(0)))
     for start0, end0, raw in sorted(matches):
-        core = re.sub(r"^the\s+year\s+(?:of\s+)?", "", raw, flags=re.I)
-        if re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?", core):  # "2013-07-2" is 2013-07-02
-            core = "-".join([core[:4]] + [p.zfill(2) for p in core[5:].split("-")])
+        core = _time_core(raw)
         try:
             tp = parse_time_mention(core)
         except TimeParseError:
@@ -192,6 +201,32 @@ _NTH = re.compile(
     r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
     r"|\d*(?:1[1-3]th|[02-9]?(?:2nd|3rd|[4-9]th|0th)|[02-9]1st))(?!\w)", re.I)
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)
+_NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several)"
+#: conditions left in the question after every part the parser represents was cut from it: a
+#: plan would ignore them and answer another question, so each is reported in ``unsupported``
+_RESIDUE = [
+    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without)\b", re.I), "a negation"),
+    (re.compile(rf"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|over|under|exactly|only)\s+"
+                rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice)\b", re.I),
+     "a count condition"),
+    (re.compile(r"(?<!\bat\s)\b(?:least|fewest)\b", re.I), "'least' (only 'most often' is read)"),
+    (re.compile(r"\bboth\b", re.I), "'both ... and' (events with two entities at once)"),
+    (re.compile(r"\s(?:either|or)\s", re.I), "a choice ('or')"),
+    (re.compile(r"\b(?:every|each|per|a)\s+(?:year|month|week|day|quarter)\b|\b(?:annually|yearly|monthly|weekly|daily)\b",
+                re.I), "a per-period reading"),
+    (re.compile(r"(?<!\bmost\s)\b(?:recently|lately|nowadays|these\s+days|currently|right\s+now|so\s+far|to\s+date)\b", re.I),
+     "a vague time; give a date or a window"),
+    (re.compile(r"\b(?:spring|summer|autumn|winter)\b|\b(?:in|during|over)\s+(?:the\s+)?fall\b", re.I),
+     "a season; name the months"),
+    (re.compile(r"\b(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b",
+                re.I), "a day of the week"),
+    (re.compile(r"\b(?:during|while|throughout|until|till|since|whenever)\b(?:\s+[\w'-]+){0,3}", re.I),
+     "a time condition it cannot read (an event, or a date without its year)"),
+    (re.compile(r"\b(?:weeks?|days|hours?)\s+of\b|\b(?:each|every|any)\s+time\b", re.I),
+     "a part of a period or a repetition it cannot read"),
+]
+#: ICEWS sector names ("the owner or operator of Italy") are names, not a choice
+_OWNER_OR = re.compile(r"\bowner\s+or\s+operator\b", re.I)
 _SAME = re.compile(r"\b(?:in|on|during|at)?\s*the\s+same\s+(day|month|year|time)\b\s*(?:as|of|with|that|when)?\s*", re.I)
 _ANCHOR_CUT = re.compile(
     r"\s*,\s*|\s+(?=(?:who|whom|which|what|when|with whom|to whom|with which|to which|from which|by whom)\b)"
@@ -312,6 +347,18 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             k = int(m.group(2)) if m.group(2) else (_ORD[m.group(1).lower()] or 4)
             yr = m.group(3)
             take(m, f"{yr}-{3 * k - 2:02d}", f"{yr}-{3 * k:02d}")
+    # "since <time>": inclusive, open-ended
+    for m in re.finditer(r"\bsince\s+(?:the\s+(?:start|beginning)\s+of\s+)?(" + _TIME_RE.pattern + ")", s, re.I):
+        if free(m):
+            try:
+                tp = parse_time_mention(_time_core(m.group(1)))
+            except TimeParseError:
+                continue
+            take(m, str(tp), "inf")
+    # decades: "in the 2010s", "during the 1990s"
+    for m in re.finditer(r"\b(?:in|during|over|throughout|across)?\s*(?:the\s+)?((?:19|20)\d)0'?s\b", s, re.I):
+        if free(m):
+            take(m, f"{m.group(1)}0", f"{m.group(1)}9")
     for m in re.finditer(rf"{_PRE}(early|mid|middle of|late|end of|start of|beginning of)[\s-]+{_YEAR}\b", s, re.I):
         if free(m):
             part, yr = m.group(1).lower(), m.group(2)
@@ -330,14 +377,6 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             else:
                 q.unsupported.append(f"month range {m.group(0).strip()!r} runs backwards")
                 found.append((m.start(), m.end()))
-    # "since <time>": inclusive, open-ended
-    for m in re.finditer(r"\bsince\s+(?:the\s+(?:start|beginning)\s+of\s+)?(" + _TIME_RE.pattern + ")", s, re.I):
-        if free(m):
-            try:
-                tp = parse_time_mention(re.sub(r"^the\s+year\s+(?:of\s+)?", "", m.group(1), flags=re.I))
-            except TimeParseError:
-                continue
-            take(m, str(tp), "inf")
     # relative dates, against the reference date
     rel_pats = [
         (rf"{_PRE}(?:past|last|previous|preceding)\s+({_NUM})\s+{_UNIT}\b", "past"),
@@ -381,8 +420,8 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
                 when = ref if g[0].lower() == "today" else ref - _dt.timedelta(days=1)
                 take(m, when.isoformat(), when.isoformat(), "in/on")
     # a day or a month without a year: "on 3 April", "April 3rd", "in March"
-    dm = [rf"\b(?:on\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})(?![\w])(?!,?\s*(?:of\s+)?\d{{4}})",
-          rf"\b(?:on\s+)?({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})(?!\s*(?:and|to|-)\s)"]
+    dm = [rf"\b(?:on\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})(?![\w])(?!,?\s*(?:of\s+)?{_THE_YEAR}?\d{{4}})",
+          rf"\b(?:on\s+)?({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*{_THE_YEAR}?\d{{4}})(?!\s*(?:and|to|-)\s)"]
     for i, pat in enumerate(dm):
         for m in re.finditer(pat, s, re.I):
             if not free(m):
@@ -398,7 +437,7 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
                        f"{len(cands)} years in the KG's range have it")
                 q.unsupported.append(f"date without a year {m.group(0).strip()!r}: {why}; add the year")
                 found.append((m.start(), m.end()))
-    for m in re.finditer(rf"\b(?:in|during)\s+({_MON})\b(?!\.?\s*,?\s*(?:of\s+)?\d)(?!\s*(?:and|to|-)\s)", s, re.I):
+    for m in re.finditer(rf"\b(?:in|during)\s+({_MON})\b(?!\.?\s*,?\s*(?:of\s+)?{_THE_YEAR}?\d)(?!\s*(?:and|to|-)\s)", s, re.I):
         if not free(m) or m.group(1).lower() == "may" and not m.group(1)[0].isupper():
             continue
         mo = _mon(m.group(1))
@@ -465,6 +504,21 @@ _PREAMBLES = [
 ]
 _INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
 _FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
+
+
+def _in_name(m: re.Match[str], s: str) -> bool:
+    """A capitalised match after the question's first word is part of a name ("the Korean
+    People's First Party", "the Second Vatican Council", "the Daily Monitor"), and so is a
+    numbered ordinal before a capitalised word ("the US 1st Marine Expeditionary Force")."""
+    word = m.group(0)
+    if word[:1].isdigit():
+        return bool(re.match(r"\s+[A-Z]", s[m.end():]))
+    return word[:1].isupper() and bool(s[: m.start()].strip())
+
+
+def _cue(pat: re.Pattern[str], s: str) -> bool:
+    """``pat`` occurs in ``s`` outside a name."""
+    return any(not _in_name(m, s) for m in pat.finditer(s))
 
 
 def _wording(s: str, q: TemporalQuestion) -> str:
@@ -569,9 +623,9 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         if pat.search(s):
             q.target, q.granularity = "time", gran
             break
-    if _FIRST.search(s):
+    if _cue(_FIRST, s):
         q.ordinal = "first"
-    elif _LAST.search(s):
+    elif _cue(_LAST, s):
         q.ordinal = "last"
 
     # "the same day/month/year as X": anchor is the rest of that clause
@@ -594,7 +648,7 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         preps = [t.prep for t in times]
         if len(times) >= 2 and ("between" in preps or "from" in preps):
             q.constraint = "between"
-        elif preps[0] in ("before", "until", "by", "prior to"):
+        elif preps[0] in ("before", "until", "till", "by", "prior to"):
             q.constraint = "before"
         elif preps[0] in ("after", "since"):
             q.constraint = "after"
@@ -629,12 +683,23 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
             q.constraint = "in" if q.window[2] == "in/on" else "between"
     for m in _NTH.finditer(s):
         word = m.group(0)
-        if word[0].isupper() and s[: m.start()].strip():  # a name: "the Second Vatican Council"
+        if _in_name(m, s):
             continue
         if re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
             q.ordinal = None
         q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
                              f"ask for the first or the last, or narrow the time window")
+    s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
+    t = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
+    for pat, what in _RESIDUE:
+        m = next((m for m in pat.finditer(t) if not _in_name(m, t)), None)
+        if m:
+            q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
+    if _cue(_FIRST, s) and _cue(_LAST, s):
+        q.unsupported.append("two orders, first and last: ask for one at a time")
+    if q.constraint == "in" and q.window is None and len(q.times) > 1:
+        q.unsupported.append(f"several times {', '.join(repr(t.text) for t in q.times)}: ask about one time, "
+                             f"or give a range ('between ... and ...')")
     left = re.findall(r"(?<![\w.-])\d+(?:[/.:]\d+)*(?![\w-])", s)
     if left:
         q.unsupported.append(f"unparsed number(s) {', '.join(repr(x) for x in left)}")
