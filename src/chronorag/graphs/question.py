@@ -690,9 +690,9 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
                              f"ask for the first or the last, or narrow the time window")
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
-    t = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
+    rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
     for pat, what in _RESIDUE:
-        m = next((m for m in pat.finditer(t) if not _in_name(m, t)), None)
+        m = next((m for m in pat.finditer(rest) if not _in_name(m, rest)), None)
         if m:
             q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
     if _cue(_FIRST, s) and _cue(_LAST, s):
