@@ -127,6 +127,16 @@ def test_ordinal_words_that_are_no_order(text, ordinal):
     ("Who did Acme Robotics acquire in the first week of May 2019?", "'week of'"),
     ("Who did Acme Robotics acquire first and who did it acquire last?", "two orders, first and last"),
     ("Who did Acme Robotics acquire in 2018 and 2019?", "several times '2018', '2019'"),
+    ("Who did Acme Robotics fail to acquire in 2019?", "a negation: 'fail to'"),
+    ("Who did Acme Robotics sue again in 2019?", "a count condition: 'again'"),
+    ("Who sued Acme Robotics more often than Cobalt Systems?", "a comparison of counts"),
+    ("Which two companies did Acme Robotics acquire first?", "a number of answers"),
+    ("Who else did Acme Robotics acquire in 2019?", "'else'"),
+    ("Who did Acme Robotics acquire on Mondays?", "a day of the week: 'Mondays'"),  # capitalised, no name
+    ("Who did Acme Robotics acquire around Christmas 2019?", "a holiday"),
+    ("Who did Acme Robotics acquire in the morning?", "a time of day"),
+    ("Who did Acme Robotics acquire in mid-March 2019?", "part of a month 'in mid-March 2019'"),
+    ("Who did Acme Robotics acquire at the end of the year?", "a part of a month or of an unnamed period"),
 ])
 def test_conditions_the_plan_cannot_hold_are_reported(text, what):
     """Free wording: each of these was answered as if the condition were not there (the
@@ -164,6 +174,8 @@ def test_decades_since_and_more_time_words(text, window, constraint):
     ("When did the US 1st Marine Expeditionary Force last express its intention to meet with Iraq?", "last"),
     ("Who did the Daily Monitor want to negotiate with first?", "first"),
     ("Who did Acme Robotix appoint as CEO most recently?", "last"),
+    ("In which year did Jordan's top military official negotiate with Iraq?", None),  # MultiTQ test
+    ("Who visited Christmas Island first?", "first"),
 ])
 def test_order_words_inside_names(text, ordinal):
     q = parse_question(text)

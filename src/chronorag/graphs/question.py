@@ -205,10 +205,23 @@ _NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few
 #: conditions left in the question after every part the parser represents was cut from it: a
 #: plan would ignore them and answer another question, so each is reported in ``unsupported``
 _RESIDUE = [
-    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without)\b", re.I), "a negation"),
+    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without|fail(?:s|ed)?\s+to)\b", re.I),
+     "a negation"),
     (re.compile(rf"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|over|under|exactly|only)\s+"
-                rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice)\b", re.I),
+                rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice|repeatedly|again|"
+                rf"(?:multiple|many)\s+times)\b", re.I),
      "a count condition"),
+    (re.compile(r"\b(?:more|less)\s+(?:often|frequently)\s+than\b|\bas\s+(?:often|frequently)\s+as\b", re.I),
+     "a comparison of counts"),
+    (re.compile(rf"\b(?:which|what|the)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+\w+|\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
+     "a number of answers (the answer is a ranked list; read its head)"),
+    (re.compile(r"\b(?:who|whom|what|which)\s+else\b", re.I), "'else' (it refers to an earlier answer)"),
+    (re.compile(r"\b(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+(?:night|noon|midnight|dawn|dusk))\b", re.I),
+     "a time of day (the KG's events carry dates)"),
+    (re.compile(r"\b(?:christmas|easter|ramadan|eid|thanksgiving|new\s+year'?s?(?:\s+(?:day|eve))?|hanukkah|diwali)\b"
+                r"(?!\s+[A-Z])", re.I), "a holiday; give the dates"),  # not "Christmas Island", "New Year Party"
+    (re.compile(rf"\b(?:early|mid|middle|late)[\s-]+(?:of\s+)?{_MON}(?!\w)|\b(?:start|beginning|end|middle)\s+of\s+"
+                r"the\s+(?:year|month|week)\b", re.I), "a part of a month or of an unnamed period"),
     (re.compile(r"(?<!\bat\s)\b(?:least|fewest)\b", re.I), "'least' (only 'most often' is read)"),
     (re.compile(r"\bboth\b", re.I), "'both ... and' (events with two entities at once)"),
     (re.compile(r"\s(?:either|or)\s", re.I), "a choice ('or')"),
@@ -219,12 +232,14 @@ _RESIDUE = [
     (re.compile(r"\b(?:spring|summer|autumn|winter)\b|\b(?:in|during|over)\s+(?:the\s+)?fall\b", re.I),
      "a season; name the months"),
     (re.compile(r"\b(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b",
-                re.I), "a day of the week"),
+                re.I), "a day of the week"),  # capitalised, yet no name: see _CAPITALISED
     (re.compile(r"\b(?:during|while|throughout|until|till|since|whenever)\b(?:\s+[\w'-]+){0,3}", re.I),
      "a time condition it cannot read (an event, or a date without its year)"),
     (re.compile(r"\b(?:weeks?|days|hours?)\s+of\b|\b(?:each|every|any)\s+time\b", re.I),
      "a part of a period or a repetition it cannot read"),
 ]
+#: residue kinds whose words are written capitalised anyway, so a capital does not make them a name
+_CAPITALISED = ("a day of the week", "a holiday; give the dates", "a part of a month or of an unnamed period")
 #: ICEWS sector names ("the owner or operator of Italy") are names, not a choice
 _OWNER_OR = re.compile(r"\bowner\s+or\s+operator\b", re.I)
 _SAME = re.compile(r"\b(?:in|on|during|at)?\s*the\s+same\s+(day|month|year|time)\b\s*(?:as|of|with|that|when)?\s*", re.I)
@@ -359,6 +374,11 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     for m in re.finditer(r"\b(?:in|during|over|throughout|across)?\s*(?:the\s+)?((?:19|20)\d)0'?s\b", s, re.I):
         if free(m):
             take(m, f"{m.group(1)}0", f"{m.group(1)}9")
+    for m in re.finditer(rf"{_PRE}(?:early|mid|middle\s+of|late|end\s+of|start\s+of|beginning\s+of)[\s-]+(?:the\s+)?"
+                         rf"{_MON},?\s+{_YEAR}\b", s, re.I):
+        if free(m):  # "mid-March 2014": which days is a convention the parser does not pick
+            q.unsupported.append(f"part of a month {m.group(0).strip()!r}: give the days")
+            found.append((m.start(), m.end()))
     for m in re.finditer(rf"{_PRE}(early|mid|middle of|late|end of|start of|beginning of)[\s-]+{_YEAR}\b", s, re.I):
         if free(m):
             part, yr = m.group(1).lower(), m.group(2)
@@ -692,7 +712,7 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
     rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
     for pat, what in _RESIDUE:
-        m = next((m for m in pat.finditer(rest) if not _in_name(m, rest)), None)
+        m = next((m for m in pat.finditer(rest) if what in _CAPITALISED or not _in_name(m, rest)), None)
         if m:
             q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
     if _cue(_FIRST, s) and _cue(_LAST, s):
