@@ -213,7 +213,7 @@ _RESIDUE = [
      "a count condition"),
     (re.compile(r"\b(?:more|less)\s+(?:often|frequently)\s+than\b|\bas\s+(?:often|frequently)\s+as\b", re.I),
      "a comparison of counts"),
-    (re.compile(rf"\b(?:which|what|the)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+\w+|\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
+    (re.compile(r"\b(?:which|what|the)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+\w+|\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
      "a number of answers (the answer is a ranked list; read its head)"),
     (re.compile(r"\b(?:who|whom|what|which)\s+else\b", re.I), "'else' (it refers to an earlier answer)"),
     (re.compile(r"\b(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+(?:night|noon|midnight|dawn|dusk))\b", re.I),
