@@ -26,6 +26,7 @@ import re
 import sys
 from pathlib import Path
 
+
 def _verbs() -> list[str]:
     """The verb phrases the two question sets ask with, longest first."""
     import free_wording
