@@ -165,6 +165,23 @@ def test_star_rag_answers_with_llm_over_http(ecb_index):
     assert "1. On " in prompt and pred.info["tokens"]["calls"] == 1
 
 
+def test_llm_answer_to_a_condition_the_retriever_cannot_filter_on_says_so(ecb_index):
+    """The LLM may read "never" where the retriever cannot filter on it: the answer stands (it is
+    the LLM's reading of the retrieved events) and the reason names the unfiltered condition; a
+    question with none has no such reason."""
+    from chronorag.evaluation import make_method
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    with ScriptedOpenAIServer(["1. Romania", "1. Romania"]) as srv:
+        method = make_method("star-rag", ecb_index.path, llm_url=srv.base_url)
+        pred = method({"quid": 1, "question": "Who did the ECB criticize at least twice?", "answers": ["Romania"]})
+        plain = method({"quid": 2, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]})
+    assert pred.answers == ["Romania"] and not pred.abstained
+    assert pred.reason.startswith("the retriever does not filter on a count condition: 'at least twice'"), pred.reason
+    assert plain.answers == ["Romania"] and plain.reason == ""
+
+
 def test_star_rag_method_takes_an_llm_object(ecb_index):
     """``make_method("star-rag", ..., llm=...)`` reads with the given LLM (an ``LLMConfig`` or a
     LangChain chat model; the demo passes its configured one); an endpoint and an object together

@@ -87,6 +87,18 @@ def test_agent_answers_must_be_in_its_tool_results_and_answer_the_question(ecb_i
             assert repr(reply.rstrip(".")) in out["reason"]
 
 
+def test_agent_answer_to_a_condition_the_tools_cannot_filter_on_says_so(ecb_index):
+    """No tool filters on "at least twice": the model's grounded answer stands, and its reason
+    says the tools could not filter on that condition."""
+    call = {"tool_calls": [{"name": "Get_tail_entity", "arguments": {
+        "head": "ECB", "rel": "criticize", "begin_time": "-inf", "end_time": "inf", "type": "before"}}]}
+    with ScriptedOpenAIServer([call, "Romania"]) as srv:
+        out = build_graph(str(ecb_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke(
+            {"question": "Who did the ECB criticize at least twice?"})
+    assert out["answers"] == ["Romania"] and not out["abstained"], out
+    assert "the tools cannot filter on a count condition: 'at least twice'" in out["reason"], out["reason"]
+
+
 def test_tagged_protocol_over_http(ecb_index):
     script = [
         '<think>Find when the ECB criticized Germany.</think>\n<tool_call>\n'

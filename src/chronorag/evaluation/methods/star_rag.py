@@ -28,6 +28,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     LangChain chat model) selects the LLM reader; neither is the no-LLM mode."""
     from chronorag.errors import LLMEchoError
     from chronorag.graphs.event_index import EventIndex
+    from chronorag.graphs.question import parse_question
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
     from chronorag.retrievers.star_rag import (
         StarRAGRetriever,
@@ -79,7 +80,10 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                 else:
                     why = "the LLM gave no answer"
                 return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
-            return Prediction(answers=answers, evidence=evidence, info=info)
+            unread = parse_question(q["question"]).unsupported
+            caveat = ("the retriever does not filter on " + "; ".join(unread)
+                      + " (the answer is the LLM's reading of the retrieved events)") if unread else ""
+            return Prediction(answers=answers, evidence=evidence, reason=caveat, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM
         allowed = ids
         if info.get("reference_triple") is not None:  # the anchor event the retriever found ("after France")

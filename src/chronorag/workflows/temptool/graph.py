@@ -288,12 +288,18 @@ def _llm_final(answers: list[str], text: str, run_msgs: list[BaseMessage], quest
     (:func:`~chronorag.graphs.answer_checks.screen_answers`: the kind of answer, not
     the question's own entity). Others are dropped and counted (``temptool.ungrounded``,
     ``temptool.off_question``); none left stops without an answer, saying why. A yes/no
-    question's answer is not a name, so it is taken as written.
+    question's answer is not a name, so it is taken as written. When the question parser
+    reports conditions it cannot represent (a negation, "at least twice", ...), the answer's
+    ``reason`` says the tools could not filter on them.
     """
     from chronorag.graphs.answer_checks import ground_answers, screen_answers
     from chronorag.graphs.question import parse_question
 
-    if not answers or parse_question(question).operator == "exists":
+    pq = parse_question(question)
+    if pq.unsupported and answers:  # the model may have read what the tools' filters cannot; say so
+        note = "; ".join(p for p in (note, "the tools cannot filter on " + "; ".join(pq.unsupported)
+                                     + " (the answer is the model's reading of the tool results)") if p)
+    if not answers or pq.operator == "exists":
         return _final(answers, text, note)
     rows = [_Row(str(r.get("head", "")), str(r.get("tail", "")), *(str(r.get("time", "")).split("/") * 2)[:2])
             for m in run_msgs if isinstance(m, ToolMessage) and getattr(m, "status", "success") != "error"
