@@ -105,6 +105,8 @@ def test_an_order_other_than_first_or_last_is_reported_not_dropped(text, word):
     ("Who met the Second Vatican Council first?", "first"),  # a name
     ("Who was the 1st to praise Japan?", "first"),
     ("Who bought second-hand arms from Iran?", None),
+    ("Who praised Japan on the 1st of May 2014?", None),  # a day, not the order "first"
+    ("Who praised Japan on May 1st, 2014?", None),
 ])
 def test_ordinal_words_that_are_no_order(text, ordinal):
     q = parse_question(text, span=SPAN_2014)
@@ -137,6 +139,12 @@ def test_ordinal_words_that_are_no_order(text, ordinal):
     ("Who did Acme Robotics acquire in the morning?", "a time of day"),
     ("Who did Acme Robotics acquire in mid-March 2019?", "part of a month 'in mid-March 2019'"),
     ("Who did Acme Robotics acquire at the end of the year?", "a part of a month or of an unnamed period"),
+    ("Who did Acme Robotics acquire after 2018 but before 2020?", "two time conditions '2018', '2020'"),
+    ("How many times did Dunmore Bank sue Acme Robotics, not counting 2019?", "excluding a time '2019'"),
+    ("Who did Acme Robotics acquire except in March 2019?", "excluding a time 'in March 2019'"),
+    ("Who sued Acme Robotics between the 1st and 10th of May 2019?", "a date it cannot read 'between the 1st'"),
+    ("Who sued Acme Robotics from May 1st to May 10th, 2019?", "a date it cannot read 'May 1st'"),
+    ("Who sued Acme Robotics on 3-9 May 2019?", "a date it cannot read '3-'"),
 ])
 def test_conditions_the_plan_cannot_hold_are_reported(text, what):
     """Free wording: each of these was answered as if the condition were not there (the

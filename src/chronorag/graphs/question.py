@@ -191,7 +191,13 @@ _TIME_TARGET = [
     (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
     (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?(?=(?:day|date)\b))?(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
 ]
-_FIRST = re.compile(r"\b(?:first|1st|earliest|initial(?:ly)?|for the first time)\b", re.I)
+_FIRST = re.compile(r"\b(?:first|earliest|initial(?:ly)?|for the first time)\b", re.I)
+#: a day of a month left over once the dates were read ("between the 1st and 10th of May 2014",
+#: "from May 1st to May 10th, 2014"): a day range the parser does not read
+_LEFT_DAY = re.compile(rf"\b{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}(?!\w)"
+                       r"|\b(?:between|from)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\b"
+                       rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s*(?:and|to|through|until|till|-)\s*(?:the\s+)?(?:\d|{_MON}(?!\w))"
+                       r"|\b\d{1,2}(?:st|nd|rd|th)?\s*[-\u2013]\s*(?!\S)", re.I)
 #: an order other than first or last ("the second country to ...", "visit third", "the 4th",
 #: "second-to-last", "penultimate"): the tools and readers rank only first and last, so such a
 #: question is reported in ``unsupported`` rather than answered as if it asked for one of those
@@ -571,8 +577,12 @@ def _operators(s: str, q: TemporalQuestion) -> str:
         rest = s[m.end():]
         e = _EXCL_END.search(rest)
         phrase = _strip(rest[: e.start()] if e else rest)
-        if phrase:
-            q.exclude.extend(p for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase)) if p)
+        for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase) if phrase):
+            if _TIME_RE.fullmatch(re.sub(r"^(?:in|on|during)\s+(?:the\s+)?", "", p, flags=re.I)):
+                # "not counting 2014": a time left out is no entity to exclude, and no window either
+                q.unsupported.append(f"excluding a time {p!r}: ask about the window you want")
+            elif p:
+                q.exclude.append(p)
         # "Who, other than X, did Y ...": the clause's closing comma goes with it
         tail = rest[e.end():] if e and e.group(0).strip() == "," and m.group(0).lstrip().startswith(",") else \
             rest[e.start():] if e else ""
@@ -710,6 +720,11 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
                              f"ask for the first or the last, or narrow the time window")
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
+    m = _LEFT_DAY.search(s)
+    if m:
+        q.unsupported.append(f"a date it cannot read {m.group(0).strip()!r}: write each day with its month and year")
+    elif re.search(r"(?<![\w-])1st(?!\w)", s) and not q.ordinal and not re.search(r"1st\s+[A-Z]", s):
+        q.ordinal = "first"  # "the 1st to praise Japan" (not the day of a date, read above)
     rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
     for pat, what in _RESIDUE:
         m = next((m for m in pat.finditer(rest) if what in _CAPITALISED or not _in_name(m, rest)), None)
@@ -717,6 +732,9 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
             q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
     if _cue(_FIRST, s) and _cue(_LAST, s):
         q.unsupported.append("two orders, first and last: ask for one at a time")
+    if q.constraint in ("before", "after") and q.anchor is None and q.window is None and len(q.times) > 1:
+        q.unsupported.append(f"two time conditions {', '.join(repr(t.text) for t in q.times)}: "
+                             f"give one range ('between ... and ...')")
     if q.constraint == "in" and q.window is None and len(q.times) > 1:
         q.unsupported.append(f"several times {', '.join(repr(t.text) for t in q.times)}: ask about one time, "
                              f"or give a range ('between ... and ...')")
