@@ -46,7 +46,8 @@ _TIME_PATTERNS = [
 ]
 _TIME_RE = re.compile("(?:" + "|".join(f"(?:{p})" for p in _TIME_PATTERNS) + ")", re.I)
 _PREP_RE = re.compile(r"(?:\b(in|on|during|throughout|through|within|over|across|for|before|after|since|until|till|"
-                      r"by|from|prior to|between|and|at)\s+(?:the\s+)?)$", re.I)
+                      r"by|from|prior to|between|and|at|no later than|not later than|up to|earlier than|later than)"
+                      r"\s+(?:the\s+)?)$", re.I)
 
 
 def _time_core(raw: str) -> str:
@@ -204,14 +205,15 @@ _LEFT_DAY = re.compile(rf"\b{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:s
 _NTH = re.compile(
     r"(?<![\w-])(?:(?:second|next|one)[\s-]+(?:to|before)[\s-]+(?:the[\s-]+)?last|last[\s-]+but[\s-]+one"
     r"|second[\s-]+(?:last|latest|most\s+recent)|(?:ante)?penultimate"
-    r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+    r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|(?<!')third(?!')(?!\s+(?:party|parties|location|country|countries|world|sector|way))|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
     r"|\d*(?:1[1-3]th|[02-9]?(?:2nd|3rd|[4-9]th|0th)|[02-9]1st))(?!\w)", re.I)
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)
 _NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several)"
 #: conditions left in the question after every part the parser represents was cut from it: a
 #: plan would ignore them and answer another question, so each is reported in ``unsupported``
 _RESIDUE = [
-    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without|fail(?:s|ed)?\s+to)\b", re.I),
+    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without|fail(?:s|ed)?\s+to)\b"
+                r"(?!\s+(?-i:[A-Z]))", re.I),  # not "Reporters Without Borders"
      "a negation"),
     (re.compile(rf"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|over|under|exactly|only)\s+"
                 rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice|repeatedly|again|"
@@ -219,33 +221,56 @@ _RESIDUE = [
      "a count condition"),
     (re.compile(r"\b(?:more|less)\s+(?:often|frequently)\s+than\b|\bas\s+(?:often|frequently)\s+as\b", re.I),
      "a comparison of counts"),
-    (re.compile(r"\b(?:which|what|the)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+\w+|\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
+    (re.compile(r"\b(?:which|what)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+[a-z]\w*|"
+                r"\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
      "a number of answers (the answer is a ranked list; read its head)"),
     (re.compile(r"\b(?:who|whom|what|which)\s+else\b", re.I), "'else' (it refers to an earlier answer)"),
     (re.compile(r"\b(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+(?:night|noon|midnight|dawn|dusk))\b", re.I),
      "a time of day (the KG's events carry dates)"),
     (re.compile(r"\b(?:christmas|easter|ramadan|eid|thanksgiving|new\s+year'?s?(?:\s+(?:day|eve))?|hanukkah|diwali)\b"
-                r"(?!\s+[A-Z])", re.I), "a holiday; give the dates"),  # not "Christmas Island", "New Year Party"
+                r"(?!\s+(?-i:[A-Z]))", re.I), "a holiday; give the dates"),  # not "Christmas Island", "New Year Party"
     (re.compile(rf"\b(?:early|mid|middle|late)[\s-]+(?:of\s+)?{_MON}(?!\w)|\b(?:start|beginning|end|middle)\s+of\s+"
                 r"the\s+(?:year|month|week)\b", re.I), "a part of a month or of an unnamed period"),
     (re.compile(r"(?<!\bat\s)\b(?:least|fewest)\b", re.I), "'least' (only 'most often' is read)"),
     (re.compile(r"\bboth\b", re.I), "'both ... and' (events with two entities at once)"),
-    (re.compile(r"\s(?:either|or)\s", re.I), "a choice ('or')"),
-    (re.compile(r"\b(?:every|each|per|a)\s+(?:year|month|week|day|quarter)\b|\b(?:annually|yearly|monthly|weekly|daily)\b",
+    # a choice between names or times ("China or Japan"); "criticize or denounce" is a relation name
+    (re.compile(r"\beither\b|\b[A-Z][\w.'-]*\)?\s+or\s+(?:the\s+)?[A-Z0-9]"), "a choice ('or')"),
+    (re.compile(r"\b(?:every|each|per)\s+(?:year|month|week|day|quarter)\b|\ba\s+(?:year|month|week|day)\b(?!\s+(?:after|before|later|earlier|ago))|\b(?:annually|yearly|monthly|weekly|daily)\b",
                 re.I), "a per-period reading"),
-    (re.compile(r"(?<!\bmost\s)\b(?:recently|lately|nowadays|these\s+days|currently|right\s+now|so\s+far|to\s+date)\b", re.I),
-     "a vague time; give a date or a window"),
+    (re.compile(r"(?<!\bmost\s)\b(?:recently|lately|nowadays|these\s+days|currently|right\s+now|so\s+far|to\s+date)\b"
+                r"|\b(?:last|past|previous|recent|coming|next)\s+(?:few|couple\s+of|several|many)\s+\w+|\brecent\s+"
+                r"(?:years|months|weeks|days)\b|\bdecades?\b|\bago\b|\bthis\s+(?:week|morning|afternoon|evening|"
+                r"quarter)\b|\b(?:next|coming|following)\s+(?:day|week|month|year|quarter)\b|\btomorrow\b", re.I),
+     "a vague or relative time it cannot read; give a date or a window"),
+    (re.compile(rf"\b(?:last|this|next)\s+{_MON}(?!\w)", re.I), "a relative month; add the year"),
+    (re.compile(r"\bhow\s+long\b", re.I), "a duration (the tools give dates, not lengths)"),
+    (re.compile(r"\b(?:ones|those)\b", re.I), "a reference it cannot resolve ('those', 'the ones')"),
+    (re.compile(r"\b(?!(?:month|year|day|date|time|period|week|moment)\s)\w+\s+when\s+\w+|\bahead\s+of\b|\bin\s+the\s+(?:wake|aftermath|run-up)\s+(?:of|to)\b|"
+                r"\bthe\s+same\s+(?:week|quarter|decade)\b", re.I), "a time given by an event"),
+    (re.compile(r"\b(?:more|less|fewer)\s+than\s+(?:the\s+)?[A-Z]|\bthe\s+only\b"), "a comparison"),
     (re.compile(r"\b(?:spring|summer|autumn|winter)\b|\b(?:in|during|over)\s+(?:the\s+)?fall\b", re.I),
      "a season; name the months"),
-    (re.compile(r"\b(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b",
-                re.I), "a day of the week"),  # capitalised, yet no name: see _CAPITALISED
+    (re.compile(r"\b(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b"
+                r"(?!\s+(?-i:[A-Z]))", re.I), "a day of the week"),  # not "the Sunday Times", "Good Friday Agreement"
     (re.compile(r"\b(?:during|while|throughout|until|till|since|whenever)\b(?:\s+[\w'-]+){0,3}", re.I),
      "a time condition it cannot read (an event, or a date without its year)"),
-    (re.compile(r"\b(?:weeks?|days|hours?)\s+of\b|\b(?:each|every|any)\s+time\b", re.I),
+    (re.compile(r"\b(?:weeks?|days|hours?)\s+of\b|\b(?:each|every)\s+time\b|\b(?:first|last|final)\s+"
+                r"(?:\w+\s+)?(?:months|weeks|days|years)\b", re.I),
      "a part of a period or a repetition it cannot read"),
 ]
 #: residue kinds whose words are written capitalised anyway, so a capital does not make them a name
-_CAPITALISED = ("a day of the week", "a holiday; give the dates", "a part of a month or of an unnamed period")
+_CAPITALISED = ("a day of the week", "a holiday; give the dates", "a part of a month or of an unnamed period",
+                "a choice ('or')")
+#: read on the whole question, since the anchor reading cuts "after X" away: "the week after the
+#: G20", "immediately after Putin" would become a plain "after"
+_RAW_RESIDUE = [
+    (re.compile(r"\b(?:immediately|right|just|shortly|soon|directly|long|well)\s+(?:after|before)\b"
+                r"|\b(?:the|in\s+the|on\s+the|within\s+the)\s+(?:day|week|month|year)s?\s+(?:after|before|following)\b",
+                re.I), "a distance from the anchor it cannot read; give a window"),
+]
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_YEAR_WORD = re.compile(r"\b([A-Za-z]{3,9})\.?,?\s+(?:of\s+)?(?:19|20)\d{2}\b")
 #: ICEWS sector names ("the owner or operator of Italy") are names, not a choice
 _OWNER_OR = re.compile(r"\bowner\s+or\s+operator\b", re.I)
 _SAME = re.compile(r"\b(?:in|on|during|at)?\s*the\s+same\s+(day|month|year|time)\b\s*(?:as|of|with|that|when)?\s*", re.I)
@@ -321,17 +346,50 @@ def _days_in_span(month: int, day: int, span: tuple[int, int]) -> list[_dt.date]
     return out
 
 
+_EXCLUDE_WORDS = ("other than", "apart from", "aside from", "except", "except for", "excluding", "besides",
+                  "not counting", "leaving out", "but not", "not including")
+#: a preposition right before a calendar window: "since"/"until" bound it, the rest cannot be read
+_WINDOW_PREP = re.compile(
+    r"\b(since|from|until|till|through|up\s+to|before|after|prior\s+to|by|no\s+later\s+than|earlier\s+than|"
+    r"later\s+than|other\s+than|apart\s+from|aside\s+from|except(?:\s+for)?|excluding|besides|not\s+counting|"
+    r"leaving\s+out|but\s+not|not\s+including)\s+(?:(?:in|during|on|at)\s+)?(?:the\s+)?$", re.I)
+
+
 def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
               span: tuple[int, int] | None) -> str:
     """Read calendar phrases into ``q.window`` (or ``q.unsupported``) and cut them from ``s``."""
     found: list[tuple[int, int]] = []
+    edit: dict[tuple[int, int], str] = {}  # spans rewritten rather than cut
 
     def take(m: re.Match[str], begin: str, end: str, kind: str = "between") -> None:
+        text, start = m.group(0).strip(), m.start()
+        pre = _WINDOW_PREP.search(s[:start])
+        if pre:  # "since last year", "until the end of 2012", "other than last year", "before Q3 2013"
+            word = " ".join(pre.group(1).lower().split())
+            text, start = f"{pre.group(1)} {text}", pre.start()
+            fuzzy = re.search(r"\b(?:end|start|beginning|early|mid|middle|late)\b", text, re.I)
+            if word in ("since", "from") and not re.match(r"\s*(?:to|until|till|through|and)\b", s[m.end():], re.I):
+                end, kind = "inf", "between"
+            elif word in ("until", "till", "through", "up to"):
+                begin, kind = "-inf", "between"
+            elif word in ("before", "prior to", "earlier than", "after", "later than") and not fuzzy:
+                # "before 18.03.2005", "after Q3 2013": the window's bound as a written time, read
+                # with the rest of the question's times ("before" its start, "after" its end)
+                after = word in ("after", "later than")
+                edit[(start, m.end())] = f" {'after' if after else 'before'} {end if after else begin} "
+                found.append((start, m.end()))
+                return
+            else:
+                why = ("excluding a time: ask about the window you want" if word in _EXCLUDE_WORDS else
+                       f"a window after {word!r} is not read; write the date")
+                q.unsupported.append(f"{text!r}: {why}")
+                found.append((start, m.end()))
+                return
         if q.window is None:
-            q.window, q.window_text = (begin, end, kind), m.group(0).strip()
+            q.window, q.window_text = (begin, end, kind), text
         else:
-            q.unsupported.append(f"a second time window {m.group(0).strip()!r}")
-        found.append((m.start(), m.end()))
+            q.unsupported.append(f"a second time window {text!r}")
+        found.append((start, m.end()))
 
     def free(m: re.Match[str]) -> bool:
         return not any(a < m.end() and m.start() < b for a, b in found)
@@ -357,12 +415,33 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
                 f"{readings[1].isoformat()} (day first); write it as YYYY-MM-DD")
             found.append((m.start(), m.end()))
     # halves and quarters: "the second half of 2014", "Q3 2014", "the first quarter of 2014"
-    for m in re.finditer(rf"{_PRE}(first|second|1st|2nd|last)\s+half\s+(?:of\s+)?{_YEAR}\b", s, re.I):
+    for m in re.finditer(rf"{_PRE}(?:(first|second|1st|2nd|last)\s+half\s+(?:of\s+)?|h([12])\s+(?:of\s+)?)"
+                         rf"{_THE_YEAR}?{_YEAR}\b", s, re.I):
         if free(m):
-            h = 1 if m.group(1).lower() in ("first", "1st") else 2
-            yr = m.group(2)
+            h = int(m.group(2)) if m.group(2) else 1 if m.group(1).lower() in ("first", "1st") else 2
+            yr = m.group(3)
             take(m, f"{yr}-{1 if h == 1 else 7:02d}", f"{yr}-{6 if h == 1 else 12:02d}")
-    for m in re.finditer(rf"{_PRE}(?:(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?|q([1-4])\s+(?:of\s+)?){_YEAR}\b",
+    # year ranges: "2010-2012", "in 2010–2012"
+    for m in re.finditer(rf"{_PRE}{_YEAR}\s*[-\u2013]\s*{_YEAR}\b", s, re.I):
+        if free(m):
+            if int(m.group(1)) <= int(m.group(2)):
+                take(m, m.group(1), m.group(2))
+            else:
+                q.unsupported.append(f"year range {m.group(0).strip()!r} runs backwards")
+                found.append((m.start(), m.end()))
+    # "pre-2014", "post-2010", "from 2012 onwards"
+    for m in re.finditer(rf"\b(pre|post)-?{_YEAR}\b|\b(?:from\s+|in\s+)?{_YEAR}\s+(?:on(?:wards?)?|and\s+(?:later|after))\b",
+                         s, re.I):
+        if free(m):
+            if m.group(1):
+                yr = int(m.group(2))
+                if m.group(1).lower() == "pre":
+                    take(m, "-inf", str(yr - 1))
+                else:
+                    take(m, str(yr + 1), "inf")
+            else:
+                take(m, m.group(3), "inf")
+    for m in re.finditer(rf"{_PRE}(?:(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?|q([1-4])\s+(?:of\s+)?){_THE_YEAR}?{_YEAR}\b",
                          s, re.I):
         if free(m):
             k = int(m.group(2)) if m.group(2) else (_ORD[m.group(1).lower()] or 4)
@@ -404,6 +483,9 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
                 q.unsupported.append(f"month range {m.group(0).strip()!r} runs backwards")
                 found.append((m.start(), m.end()))
     # relative dates, against the reference date
+    for m in re.finditer(r"\b(?:the\s+)?day\s+(?:before\s+yesterday|after\s+tomorrow)\b", s, re.I):
+        q.unsupported.append(f"relative date {m.group(0).strip()!r}: write the date")
+        found.append((m.start(), m.end()))
     rel_pats = [
         (rf"{_PRE}(?:past|last|previous|preceding)\s+({_NUM})\s+{_UNIT}\b", "past"),
         (rf"{_PRE}(?:past|last|previous)\s+(day|week|month|year)\b", "last1"),
@@ -486,7 +568,7 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
         # keep the preposition so the anchor reading still sees "after X"
         found.append((m.start(), m.end() - len(m.group(4))))
     for a, b in sorted(found, reverse=True):
-        s = s[:a] + " " + s[b:]
+        s = s[:a] + edit.get((a, b), " ") + s[b:]
     return s
 
 
@@ -561,10 +643,16 @@ def _wording(s: str, q: TemporalQuestion) -> str:
             m = pat.match(s)
             if m and m.end() < len(s.strip()):
                 s, changed = " " + s[m.end():], True
+    s = re.sub(r"^(\s*(?:if|whether))\s+or\s+not\b", r"\1", s, flags=re.I)  # "whether or not X ..."
     m = _INDIRECT_YN.match(s)
     if m:
         q.operator = "exists"
         s = " " + s[m.end():]
+    # a negative yes/no question asks the same as the positive one: "Didn't X meet Y?",
+    # "Isn't it true that ...?" (the answer "yes" means X met Y either way)
+    s = re.sub(r"^(\s*(?:did|does|do|has|have|had|was|were|is|are))\s+not\b(?=\s+(?:it\s+true\b|[A-Z]|the\b))",
+               r"\1", s, flags=re.I)
+    s = re.sub(r"^(\s*(?:is|was))\s+it\s+not\s+true\b", r"\1 it true", s, flags=re.I)
     return s
 
 
@@ -578,7 +666,7 @@ def _operators(s: str, q: TemporalQuestion) -> str:
         e = _EXCL_END.search(rest)
         phrase = _strip(rest[: e.start()] if e else rest)
         for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase) if phrase):
-            if _TIME_RE.fullmatch(re.sub(r"^(?:in|on|during)\s+(?:the\s+)?", "", p, flags=re.I)):
+            if _TIME_RE.search(p):
                 # "not counting 2014": a time left out is no entity to exclude, and no window either
                 q.unsupported.append(f"excluding a time {p!r}: ask about the window you want")
             elif p:
@@ -678,9 +766,10 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         preps = [t.prep for t in times]
         if len(times) >= 2 and ("between" in preps or "from" in preps):
             q.constraint = "between"
-        elif preps[0] in ("before", "until", "till", "by", "prior to"):
+        elif preps[0] in ("before", "until", "till", "by", "prior to", "no later than", "not later than", "up to",
+                          "earlier than"):
             q.constraint = "before"
-        elif preps[0] in ("after", "since"):
+        elif preps[0] in ("after", "since", "later than"):
             q.constraint = "after"
         else:
             q.constraint = "in"
@@ -711,25 +800,46 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
                                  f"{', '.join(repr(t.text) for t in q.times)}")
         elif q.constraint == "none":
             q.constraint = "in" if q.window[2] == "in/on" else "between"
-    for m in _NTH.finditer(s):
-        word = m.group(0)
-        if _in_name(m, s):
-            continue
-        if re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
-            q.ordinal = None
-        q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
-                             f"ask for the first or the last, or narrow the time window")
+    # the anchor and the exclusions are checked too: "before his second visit to China",
+    # "after Israel never did", "except during the summer"
+    parts = [s, *([q.anchor] if q.anchor else []), *q.exclude]
+    for text in parts:
+        for m in _NTH.finditer(text):
+            word = m.group(0)
+            if _in_name(m, text) or (text is not s and word[:1].isupper()):
+                continue
+            if text is s and re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
+                q.ordinal = None
+            q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
+                                 f"ask for the first or the last, or narrow the time window")
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
     m = _LEFT_DAY.search(s)
     if m:
         q.unsupported.append(f"a date it cannot read {m.group(0).strip()!r}: write each day with its month and year")
     elif re.search(r"(?<![\w-])1st(?!\w)", s) and not q.ordinal and not re.search(r"1st\s+[A-Z]", s):
         q.ordinal = "first"  # "the 1st to praise Japan" (not the day of a date, read above)
-    rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), s)
     for pat, what in _RESIDUE:
-        m = next((m for m in pat.finditer(rest) if what in _CAPITALISED or not _in_name(m, rest)), None)
+        for text in parts:
+            rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), text)
+            m = next((m for m in pat.finditer(rest) if what in _CAPITALISED or not (
+                _in_name(m, rest) or (text is not s and m.group(0)[:1].isupper()))), None)
+            if m:
+                q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
+                break
+    for pat, what in _RAW_RESIDUE:
+        m = pat.search(q.text)
         if m:
             q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
+    for m in _YEAR_WORD.finditer(q.text):  # "Marhc 2014" would widen to the whole year
+        word = m.group(1).lower()
+        if re.fullmatch(_MON, word) or not any(word[0] == n[0] for n in _MONTH_NAMES):
+            continue
+        from rapidfuzz.distance import OSA  # only for a word before a year; a swap counts as one edit
+
+        near = [n for n in _MONTH_NAMES if word[0] == n[0] and OSA.distance(word, n) <= (1 if len(n) <= 5 else 2)]
+        if near:
+            q.unsupported.append(f"{m.group(1)!r} looks like a misspelt month ({near[0].capitalize()}?); "
+                                 f"write the month")
     if _cue(_FIRST, s) and _cue(_LAST, s):
         q.unsupported.append("two orders, first and last: ask for one at a time")
     if q.constraint in ("before", "after") and q.anchor is None and q.window is None and len(q.times) > 1:
