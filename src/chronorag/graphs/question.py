@@ -834,7 +834,9 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         word = m.group(1).lower()
         if re.fullmatch(_MON, word) or not any(word[0] == n[0] for n in _MONTH_NAMES):
             continue
-        from rapidfuzz.distance import OSA  # only for a word before a year; a swap counts as one edit
+        from rapidfuzz.distance import (
+            OSA,  # only for a word before a year; a swap counts as one edit
+        )
 
         near = [n for n in _MONTH_NAMES if word[0] == n[0] and OSA.distance(word, n) <= (1 if len(n) <= 5 else 2)]
         if near:
