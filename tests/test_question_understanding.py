@@ -183,6 +183,11 @@ def test_review_findings_free_wording():
     assert q.constraint == "before" and [str(t.point) for t in q.times] == ["2005-06-18"] and not q.unsupported
     q = p("Who did Obama meet after Q3 2013?")
     assert q.constraint == "after" and [str(t.point) for t in q.times] == ["2013-09"]
+    # "right before X" is the last before X (held-out set wording); "immediately after X" the first after it
+    q = p("hey, right before Immigrants (United States), who did Mexico last arrest?")
+    assert q.constraint == "before" and q.ordinal == "last" and not q.unsupported, q.unsupported
+    q = p("Who did Obama meet immediately after Putin?")
+    assert q.constraint == "after" and q.ordinal == "first" and not q.unsupported, q.unsupported
     q = p("Who did Obama meet no later than 2012?")
     assert q.constraint == "before" and [t.text for t in q.times] == ["2012"]
     for text, what in (("Who did Obama meet before the end of 2012?", "a window after 'before' is not read"),
@@ -191,7 +196,7 @@ def test_review_findings_free_wording():
                        ("Who did Obama meet after Israel never did?", "a negation"),
                        ("Who did Obama meet except during the summer?", "a season"),
                        ("Who did Obama meet the week after the G20?", "a distance from the anchor"),
-                       ("Who did Obama meet immediately after Putin?", "a distance from the anchor"),
+                       ("Who did Obama meet shortly after Putin?", "a distance from the anchor"),
                        ("Who did Obama meet when he visited Moscow?", "a time given by an event"),
                        ("Who did Obama meet in the last few months?", "a vague or relative time"),
                        ("Who did Obama meet last March?", "a relative month"),

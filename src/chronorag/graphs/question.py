@@ -264,10 +264,12 @@ _CAPITALISED = ("a day of the week", "a holiday; give the dates", "a part of a m
 #: read on the whole question, since the anchor reading cuts "after X" away: "the week after the
 #: G20", "immediately after Putin" would become a plain "after"
 _RAW_RESIDUE = [
-    (re.compile(r"\b(?:immediately|right|just|shortly|soon|directly|long|well)\s+(?:after|before)\b"
+    (re.compile(r"\b(?:shortly|soon|long|well)\s+(?:after|before)\b"
                 r"|\b(?:the|in\s+the|on\s+the|within\s+the)\s+(?:day|week|month|year)s?\s+(?:after|before|following)\b",
                 re.I), "a distance from the anchor it cannot read; give a window"),
 ]
+#: "right before X" is the last event before X, "immediately after X" the first after it
+_RIGHT_NEXT = re.compile(r"\b(?:immediately|right|just|directly)\s+(before|after)\b", re.I)
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 _YEAR_WORD = re.compile(r"\b([A-Za-z]{3,9})\.?,?\s+(?:of\s+)?(?:19|20)\d{2}\b")
@@ -830,6 +832,13 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         m = pat.search(q.text)
         if m:
             q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
+    m = _RIGHT_NEXT.search(q.text)
+    if m and q.anchor is not None:
+        want = "last" if m.group(1).lower() == "before" else "first"
+        if q.ordinal in (None, want):
+            q.ordinal = want
+        else:
+            q.unsupported.append(f"{m.group(0).strip()!r} together with the order {q.ordinal!r}")
     for m in _YEAR_WORD.finditer(q.text):  # "Marhc 2014" would widen to the whole year
         word = m.group(1).lower()
         if re.fullmatch(_MON, word) or not any(word[0] == n[0] for n in _MONTH_NAMES):
