@@ -166,10 +166,12 @@ def test_review_findings_free_wording():
 
     for text in ("Who did the ECB criticize or denounce in 2010?", "What did the Sunday Times criticize in 2014?",
                  "Who did the Five Star Movement criticize in 2014?", "Who visited Reporters Without Borders in 2014?",
-                 "Who did Obama meet at a 'third' location in 2014?", "Who did Obama meet at any time in 2014?"):
+                 "Who did Obama meet at a 'third' location in 2014?", "Who did Obama meet at any time in 2014?",
+                 "How many times has Iran threatened Israel to date?", "Who has Obama met so far in 2014?"):
         assert not p(text).unsupported, (text, p(text).unsupported)
     for text in ("Didn't Obama meet Putin in 2014?", "Isn't it true that Russia annexed Crimea in 2014?",
-                 "Tell me whether or not Obama visited Cuba in 2015."):
+                 "Tell me whether or not Obama visited Cuba in 2015.", "Did Obama visit Cuba in 2015 or not?",
+                 "Did China threaten Japan once in 2013?"):
         q = p(text)
         assert q.operator == "exists" and not q.unsupported, (text, q.unsupported)
     assert p("Who has Obama met since last year?").window == ("2014", "inf", "between")
@@ -202,7 +204,12 @@ def test_review_findings_free_wording():
                        ("Who did Obama meet last March?", "a relative month"),
                        ("Who did Obama meet the day before yesterday?", "relative date"),
                        ("Who did Obama meet in Marhc 2014?", "misspelt month (March?)"),
-                       ("Who visited China or Japan in 2014?", "a choice ('or')")):
+                       ("Who visited China or Japan in 2014?", "a choice ('or')"),
+                       ("Which country hasn't Russia criticized since 2010?", "a negation: 'not'"),
+                       ("Who visited Japan after Obama but before Xi Jinping?", "two anchors"),
+                       ("Who did Obama meet between the G20 and the NATO summit?", "'between' two things"),
+                       ("Which country did Russia criticize most often, excluding the first quarter?",
+                        "excluding a time 'first quarter'")):
         assert any(what in u for u in p(text).unsupported), (text, p(text).unsupported)
 
 

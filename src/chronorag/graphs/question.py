@@ -212,8 +212,8 @@ _NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few
 #: conditions left in the question after every part the parser represents was cut from it: a
 #: plan would ignore them and answer another question, so each is reported in ``unsupported``
 _RESIDUE = [
-    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|without|fail(?:s|ed)?\s+to)\b"
-                r"(?!\s+(?-i:[A-Z]))", re.I),  # not "Reporters Without Borders"
+    (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|fail(?:s|ed)?\s+to)\b"
+                r"|\bwithout\b(?!\s+(?-i:[A-Z]))", re.I),  # not "Reporters Without Borders"
      "a negation"),
     (re.compile(rf"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|over|under|exactly|only)\s+"
                 rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice|repeatedly|again|"
@@ -237,7 +237,7 @@ _RESIDUE = [
     (re.compile(r"\beither\b|\b[A-Z][\w.'-]*\)?\s+or\s+(?:the\s+)?[A-Z0-9]"), "a choice ('or')"),
     (re.compile(r"\b(?:every|each|per)\s+(?:year|month|week|day|quarter)\b|\ba\s+(?:year|month|week|day)\b(?!\s+(?:after|before|later|earlier|ago))|\b(?:annually|yearly|monthly|weekly|daily)\b",
                 re.I), "a per-period reading"),
-    (re.compile(r"(?<!\bmost\s)\b(?:recently|lately|nowadays|these\s+days|currently|right\s+now|so\s+far|to\s+date)\b"
+    (re.compile(r"(?<!\bmost\s)\b(?:recently|lately|nowadays|these\s+days|currently|right\s+now)\b"
                 r"|\b(?:last|past|previous|recent|coming|next)\s+(?:few|couple\s+of|several|many)\s+\w+|\brecent\s+"
                 r"(?:years|months|weeks|days)\b|\bdecades?\b|\bago\b|\bthis\s+(?:week|morning|afternoon|evening|"
                 r"quarter)\b|\b(?:next|coming|following)\s+(?:day|week|month|year|quarter)\b|\btomorrow\b", re.I),
@@ -802,9 +802,20 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
                                  f"{', '.join(repr(t.text) for t in q.times)}")
         elif q.constraint == "none":
             q.constraint = "in" if q.window[2] == "in/on" else "between"
+    s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
     # the anchor and the exclusions are checked too: "before his second visit to China",
     # "after Israel never did", "except during the summer"
+    s = re.sub(r"\b(?:so\s+far|to\s+date|ever)\b", " ", s, flags=re.I)  # up to the data's end: no bound
+    if q.operator == "exists":  # "Did X visit Y once in 2013?" asks whether it happened
+        s = re.sub(r"\b(?:at\s+least\s+)?once\b", " ", s, flags=re.I)
     parts = [s, *([q.anchor] if q.anchor else []), *q.exclude]
+    if q.anchor and re.search(r"\b(?:before|after|prior\s+to|following)\b", q.anchor, re.I):
+        q.unsupported.append(f"two anchors in {q.anchor!r}: ask about one")
+    if re.search(r"\bbetween\b", s, re.I):
+        q.unsupported.append("'between' two things it cannot read as times; write both dates")
+    for x in q.exclude:
+        if re.search(rf"\b(?:quarter|half|month|year|week|day|spring|summer|autumn|winter|{_MON})s?\b", x, re.I):
+            q.unsupported.append(f"excluding a time {x!r}: ask about the window you want")
     for text in parts:
         for m in _NTH.finditer(text):
             word = m.group(0)
@@ -814,7 +825,6 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
                 q.ordinal = None
             q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
                                  f"ask for the first or the last, or narrow the time window")
-    s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
     m = _LEFT_DAY.search(s)
     if m:
         q.unsupported.append(f"a date it cannot read {m.group(0).strip()!r}: write each day with its month and year")
