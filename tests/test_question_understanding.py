@@ -213,6 +213,20 @@ def test_review_findings_free_wording():
         assert any(what in u for u in p(text).unsupported), (text, p(text).unsupported)
 
 
+def test_cronquestions_wording_is_read_not_refused():
+    """TempTool-R1's CronQuestions forms (``../shared/data/cronquestions``): centuries are
+    windows, "the last year when X was Y" asks for the last year (not the calendar's last year),
+    and position titles or event names with a season or "without" are names."""
+    q = parse_question("Which person held the position of camerlengo of the Holy Roman Church during 15th century")
+    assert q.window == ("1401", "1500", "between") and not q.unsupported, q.unsupported
+    q = parse_question("What is the last year when Q3518911 was Q878942", span=SPAN_3Y)
+    assert q.ordinal == "last" and q.target == "time" and q.window is None and not q.unsupported
+    for text in ("When Israeli Minister without portfolio was first elected",
+                 "Who were those players playing in Burnley with Wayne Russell?",
+                 "And when was Wiard Ihnen Edith Head's life partner"):
+        assert not parse_question(text).unsupported, (text, parse_question(text).unsupported)
+
+
 @pytest.mark.parametrize("text,point", [
     ("Who asked for China in June, the year 2006?", "2006-06"),  # MultiTQ test wording
     ("Who visited Iraq in Feb, in the year 2008?", "2008-02"),

@@ -213,7 +213,7 @@ _NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few
 #: plan would ignore them and answer another question, so each is reported in ``unsupported``
 _RESIDUE = [
     (re.compile(r"\b(?:not|never|no\s+longer|no\s+one|nobody|neither|nor|fail(?:s|ed)?\s+to)\b"
-                r"|\bwithout\b(?!\s+(?-i:[A-Z]))", re.I),  # not "Reporters Without Borders"
+                r"|\bwithout\b(?!\s+(?-i:[A-Z])|\s+portfolio\b)", re.I),  # not "Reporters Without Borders", "minister without portfolio"
      "a negation"),
     (re.compile(rf"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|over|under|exactly|only)\s+"
                 rf"(?:{_NUMBER_WORD}\s+times|once|twice)\b|\b(?:{_NUMBER_WORD}\s+times|once|twice|thrice|repeatedly|again|"
@@ -244,11 +244,12 @@ _RESIDUE = [
      "a vague or relative time it cannot read; give a date or a window"),
     (re.compile(rf"\b(?:last|this|next)\s+{_MON}(?!\w)", re.I), "a relative month; add the year"),
     (re.compile(r"\bhow\s+long\b", re.I), "a duration (the tools give dates, not lengths)"),
-    (re.compile(r"\b(?:ones|those)\b", re.I), "a reference it cannot resolve ('those', 'the ones')"),
-    (re.compile(r"\b(?!(?:month|year|day|date|time|period|week|moment)\s)\w+\s+when\s+\w+|\bahead\s+of\b|\bin\s+the\s+(?:wake|aftermath|run-up)\s+(?:of|to)\b|"
+    (re.compile(r"\b(?:the\s+)?ones\b", re.I), "a reference it cannot resolve ('the ones')"),
+    (re.compile(r"\b(?!(?:month|year|day|date|time|period|week|moment|the|and|or|but|so|is|was)\s)\w+\s+when\s+"
+                r"(?!(?:was|were|is|are|did|does|do|has|have|had)\b)\w+|\bahead\s+of\b|\bin\s+the\s+(?:wake|aftermath|run-up)\s+(?:of|to)\b|"
                 r"\bthe\s+same\s+(?:week|quarter|decade)\b", re.I), "a time given by an event"),
     (re.compile(r"\b(?:more|less|fewer)\s+than\s+(?:the\s+)?[A-Z]|\bthe\s+only\b"), "a comparison"),
-    (re.compile(r"\b(?:spring|summer|autumn|winter)\b|\b(?:in|during|over)\s+(?:the\s+)?fall\b", re.I),
+    (re.compile(r"\b(?:spring|summer|autumn|winter)\b(?!\s+(?-i:[A-Z]))|\b(?:in|during|over)\s+(?:the\s+)?fall\b", re.I),
      "a season; name the months"),
     (re.compile(r"\b(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b"
                 r"(?!\s+(?-i:[A-Z]))", re.I), "a day of the week"),  # not "the Sunday Times", "Good Friday Agreement"
@@ -354,7 +355,7 @@ _EXCLUDE_WORDS = ("other than", "apart from", "aside from", "except", "except fo
 _WINDOW_PREP = re.compile(
     r"\b(since|from|until|till|through|up\s+to|before|after|prior\s+to|by|no\s+later\s+than|earlier\s+than|"
     r"later\s+than|other\s+than|apart\s+from|aside\s+from|except(?:\s+for)?|excluding|besides|not\s+counting|"
-    r"leaving\s+out|but\s+not|not\s+including)\s+(?:(?:in|during|on|at)\s+)?(?:the\s+)?$", re.I)
+    r"leaving\s+out|but\s+not|not\s+including)(?:\s+(?:in|during|on|at))?(?:\s+the)?\s*$", re.I)
 
 
 def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
@@ -457,6 +458,12 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             except TimeParseError:
                 continue
             take(m, str(tp), "inf")
+    # centuries: "in the 15th century", "during the 19th century"
+    for m in re.finditer(r"\b(?:in|during|over|throughout|across)?\s*(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)[\s-]+century\b",
+                         s, re.I):
+        if free(m):
+            n = int(m.group(1))
+            take(m, f"{(n - 1) * 100 + 1:04d}", f"{n * 100:04d}")
     # decades: "in the 2010s", "during the 1990s"
     for m in re.finditer(r"\b(?:in|during|over|throughout|across)?\s*(?:the\s+)?((?:19|20)\d)0'?s\b", s, re.I):
         if free(m):
@@ -499,6 +506,9 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
         for m in re.finditer(pat, s, re.I):
             if not free(m):
                 continue
+            if kind == "last1" and re.search(r"\bthe\s+last\b", m.group(0), re.I) and re.match(
+                    r"\s*(?:when|that|in\s+which|during\s+which|of|for|where)\b|\s*[A-Z]", s[m.end():]):
+                continue  # "the last year when X was Y", "the last year X held it": an order, not a date
             if reference is None:
                 q.unsupported.append(f"relative date {m.group(0).strip()!r} needs a reference date")
                 found.append((m.start(), m.end()))
