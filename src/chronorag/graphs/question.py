@@ -13,7 +13,10 @@ Question forms handled (MultiTQ's six types and the usual paraphrases):
 - ordinal: ``first``/``earliest`` and ``last``/``latest``/``most recent``.
 - constraint: ``in|on|during <time>``, ``before|after|since|until|by <time>``,
   ``between <time> and <time>``, ``before|after <anchor phrase>`` (an anchor event),
-  ``(in|on) the same day|month|year as|of|with <anchor phrase>``.
+  ``(in|on) the same day|month|year as|of|with <anchor phrase>``; calendar windows
+  (halves, quarters, decades, centuries, year ranges, relative dates, "since"/"until" a
+  window, "pre-2014").
+- anything else the question asks for is reported in ``unsupported``, never dropped.
 - qtype: ``equal``, ``before_after``, ``first_last``, ``equal_multi``, ``after_first``,
   ``before_last`` derived from the above, as MultiTQ labels them.
 """
@@ -122,8 +125,10 @@ class TemporalQuestion:
     unsupported : list of str
         What the question says that this parse cannot represent (an ambiguous numeric
         date, a relative date without a reference date, a day without a year that the
-        KG's range does not make unique, an unparsed number); a caller must abstain
-        and report them.
+        KG's range does not make unique, an unparsed number, an order other than first or
+        last, and any condition left once the represented parts are cut, in the question,
+        its anchor or its exclusions: a negation, a count condition, a comparison, a
+        season, a time given by an event, ...); a caller must abstain and report them.
     """
 
     text: str
