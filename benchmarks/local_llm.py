@@ -56,7 +56,9 @@ def _fallbacks_per_question(before: int, n: int) -> dict[str, float]:
     return {kind: round(v / n, 2) for kind, v in sorted(counts.items())}
 
 
-def _kg_irag(cfg, n: int) -> dict:
+def _kg_irag(cfg, n: int, partial: Path | None = None) -> dict:
+    """KG-iRAG's LLM path on ``n`` generated questions. With ``partial``, each question's row is
+    appended to that file as it completes (a run stopped early keeps what it answered)."""
     from chronorag.cli.demo import demo_data_dir
     from chronorag.errors import ChronoRAGError
     from chronorag.integrations.llm import fallbacks, query_scope
@@ -70,16 +72,27 @@ def _kg_irag(cfg, n: int) -> dict:
     g = build_graph(kg=kg, llm=cfg, use_llm=True, t_max=3)
     before = len(fallbacks.records)
     lat, ok, correct, errors = [], 0, 0, []
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
     for i, q in enumerate(qs):
         t0 = time.perf_counter()
+        out, err = {}, None
         try:
             with query_scope(f"bench-kg-{i}"):
                 out = g.invoke({"question": q["question"]})
             ok += 1
             correct += out.get("answer") == q["answer"]
         except ChronoRAGError as exc:
-            errors.append(str(exc)[:200])
+            err = str(exc)[:200]
+            errors.append(err)
         lat.append(time.perf_counter() - t0)
+        if partial is not None:
+            with partial.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"i": i, "question": q["question"], "gold": q["answer"],
+                                     "answer": out.get("answer"), "abstained": out.get("abstained"),
+                                     "reason": str(out.get("reason", ""))[:300], "error": err,
+                                     "latency_s": round(lat[-1], 2),
+                                     "fallbacks": fallbacks.counts(f"bench-kg-{i}")}, ensure_ascii=False) + "\n")
     s = cfg.ledger.summary()
     return {"method": f"kg-irag ({n} generated questions)", "questions": n, "completed": ok,
             "completion_rate": round(ok / n, 2), "error": errors[0] if errors else None,
@@ -205,7 +218,8 @@ def main() -> int:
                     rows[-1]["wall_s"] = round(time.perf_counter() - t1, 1)
                     print(json.dumps({model: rows[-1]}), file=sys.stderr, flush=True)
             if a.kg_irag_n:
-                rows.append(_kg_irag(srv.config(max_tokens=256, timeout=a.llm_timeout), a.kg_irag_n))
+                part = Path(f"{a.out}.{model}.kg_irag.partial.jsonl") if a.out else None
+                rows.append(_kg_irag(srv.config(max_tokens=256, timeout=a.llm_timeout), a.kg_irag_n, part))
             results["models"][model] = {"server_startup_s": round(srv.startup_s or 0, 1), "demo_exit_code": code,
                                         "wall_s": round(time.perf_counter() - t0, 1), "methods": rows,
                                         "loadavg_1min_start_end": [round(load0, 1), round(os.getloadavg()[0], 1)],
