@@ -133,6 +133,18 @@ def test_tool_results_that_outgrow_the_models_window_end_in_a_counted_stop(ecb_i
         build_graph(str(ecb_index.path), llm=_cfg(srv), protocol=protocol).invoke({"question": Q})
 
 
+def test_replies_without_a_tool_call_that_outgrow_the_window_end_in_a_counted_stop(ecb_index):
+    """Gemma 3 270M (session 31): it answered without a tool call, was reminded, and the
+    conversation then outgrew the 4,096-token window with no tool call made. That is the
+    conversation's overflow, not the question's: a counted stop, not an error row."""
+    with ScriptedOpenAIServer(["I think it was Romania, but I am not sure.", OVERFLOW]) as srv, \
+            query_scope("overflow-reminded"):
+        out = build_graph(str(ecb_index.path), llm=_cfg(srv)).invoke({"question": Q})
+    assert out["answers"] == [] and out["stopped"] == "context_window", out
+    assert "after a reply without a tool call" in out["note"] and "4096" in out["note"]
+    assert fallbacks.counts("overflow-reminded") == {"temptool.no_tool_call": 1, "temptool.context_overflow": 1}
+
+
 def _cut(text):
     """A reply cut at max_tokens (``finish_reason: "length"``), as llama.cpp sends it."""
     return {"body": {"id": "chatcmpl-cut", "object": "chat.completion", "created": 0, "model": "chronorag",

@@ -389,7 +389,15 @@ def _native_step(chat: ChatLLM, lc_tools: list[Any], run_msgs: list[BaseMessage]
         record_fallback("temptool.no_tool_call", said[:200])
         prefix = [AIMessage(content=said), HumanMessage(NO_TOOL_NOTE)]
         forced = model.bind_tools(lc_tools, tool_choice="required")  # OpenAI, vLLM and llama.cpp honour it
-        reply = _invoke(forced, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
+        try:
+            reply = _invoke(forced, [SystemMessage(NATIVE_SYSTEM), *run_msgs, *prefix], chat)
+        except LLMError as exc:  # the model's own reply outgrew the window (Gemma 3 270M): counted, no error row
+            if not is_context_overflow(exc):
+                raise
+            record_fallback("temptool.context_overflow", str(exc)[:300])
+            return _stop("context_window", "Stopped: after a reply without a tool call and a reminder the "
+                                           "conversation no longer fits the model's context window; no answer. "
+                                           f"({str(exc)[:200]})")
         calls, invalid = list(reply.tool_calls), list(reply.invalid_tool_calls)
         if not (calls or invalid):
             return _abstain(said, clean_reply(str(reply.content or "")))
