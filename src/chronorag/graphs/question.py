@@ -631,14 +631,15 @@ _INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
 _FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
 
 
-def _in_name(m: re.Match[str], s: str) -> bool:
+def _in_name(m: re.Match[str], s: str, *, entity: bool = False) -> bool:
     """A capitalised match after the question's first word is part of a name ("the Korean
     People's First Party", "the Second Vatican Council", "the Daily Monitor"), and so is a
-    numbered ordinal before a capitalised word ("the US 1st Marine Expeditionary Force")."""
+    numbered ordinal before a capitalised word ("the US 1st Marine Expeditionary Force").
+    In an ``entity`` phrase (an anchor or an exclusion) a capital anywhere starts a name."""
     word = m.group(0)
     if word[:1].isdigit():
         return bool(re.match(r"\s+[A-Z]", s[m.end():]))
-    return word[:1].isupper() and bool(s[: m.start()].strip())
+    return word[:1].isupper() and (entity or bool(s[: m.start()].strip()))
 
 
 def _cue(pat: re.Pattern[str], s: str) -> bool:
@@ -818,12 +819,14 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         elif q.constraint == "none":
             q.constraint = "in" if q.window[2] == "in/on" else "between"
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
-    # the anchor and the exclusions are checked too: "before his second visit to China",
-    # "after Israel never did", "except during the summer"
     s = re.sub(r"\b(?:so\s+far|to\s+date|ever)\b", " ", s, flags=re.I)  # up to the data's end: no bound
     if q.operator == "exists":  # "Did X visit Y once in 2013?" asks whether it happened
         s = re.sub(r"\b(?:at\s+least\s+)?once\b", " ", s, flags=re.I)
-    parts = [s, *([q.anchor] if q.anchor else []), *q.exclude]
+    # the anchor and the exclusions are checked too: "before his second visit to China",
+    # "after Israel never did", "except during the summer"; (text, is an entity phrase),
+    # with "owner or operator" blanked out (same length, so match positions hold)
+    parts = [(_OWNER_OR.sub(lambda m: " " * len(m.group(0)), t), t is not s)
+             for t in (s, *([q.anchor] if q.anchor else []), *q.exclude)]
     if q.anchor and re.search(r"\b(?:before|after|prior\s+to|following)\b", q.anchor, re.I):
         q.unsupported.append(f"two anchors in {q.anchor!r}: ask about one")
     if re.search(r"\bbetween\b", s, re.I):
@@ -831,12 +834,12 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     for x in q.exclude:
         if re.search(rf"\b(?:quarter|half|month|year|week|day|spring|summer|autumn|winter|{_MON})s?\b", x, re.I):
             q.unsupported.append(f"excluding a time {x!r}: ask about the window you want")
-    for text in parts:
+    for text, entity in parts:
         for m in _NTH.finditer(text):
             word = m.group(0)
-            if _in_name(m, text) or (text is not s and word[:1].isupper()):
+            if _in_name(m, text, entity=entity):
                 continue
-            if text is s and re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
+            if not entity and re.search(r"last|latest|recent", word, re.I):  # "second-to-last" is not "last"
                 q.ordinal = None
             q.unsupported.append(f"the order {word.strip()!r}: only the first and the last can be read; "
                                  f"ask for the first or the last, or narrow the time window")
@@ -846,10 +849,9 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     elif re.search(r"(?<![\w-])1st(?!\w)", s) and not q.ordinal and not re.search(r"1st\s+[A-Z]", s):
         q.ordinal = "first"  # "the 1st to praise Japan" (not the day of a date, read above)
     for pat, what in _RESIDUE:
-        for text in parts:
-            rest = _OWNER_OR.sub(lambda m: " " * len(m.group(0)), text)
-            m = next((m for m in pat.finditer(rest) if what in _CAPITALISED or not (
-                _in_name(m, rest) or (text is not s and m.group(0)[:1].isupper()))), None)
+        for text, entity in parts:
+            m = next((m for m in pat.finditer(text)
+                      if what in _CAPITALISED or not _in_name(m, text, entity=entity)), None)
             if m:
                 q.unsupported.append(f"{what}: {m.group(0).strip()!r}")
                 break

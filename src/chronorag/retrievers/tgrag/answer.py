@@ -252,11 +252,12 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         final = str(subs[0]["answer"])
     else:
         pairs = "\n".join(f"- ({s['period']}) {s['question']} -> {s['answer'] or 'not stated'}" for s in subs)
+        joined = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)  # when the synthesis fails
         try:
             final = chat.complete([{"role": "user", "content": SYNTHESIS_PROMPT.format(pairs=pairs, question=question)}],
                                   template=(SYNTHESIS_PROMPT, SUBANSWER_PROMPT)).strip()
         except LLMEchoError:  # counted as llm.echo: the stated sub-answers, joined, are the answer
-            final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
+            final = joined
         else:
             if no_answer_reply(final):  # the parts were answered but the synthesis says they were not
                 from chronorag.integrations.llm import record_fallback
@@ -264,7 +265,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 record_fallback("tgrag.synthesis", f"the synthesis found no answer: {_short_answer(final)}")
                 synthesis = (f"the LLM's synthesis said there is no answer ({_short_answer(final)}); the stated "
                              f"sub-answers are given as they are (counted as tgrag.synthesis)")
-                final = " ".join(f"[{s['period'] or 'all'}] {s['answer']}" for s in stated)
+                final = joined
     figures = ""
     if final:  # a figure no retrieved text states is the model's, not the reports'
         unshown = ungrounded_numbers(final, [*graph_lines, *evidence], question=question)
