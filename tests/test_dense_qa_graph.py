@@ -26,6 +26,18 @@ def test_llm_mode_over_http(sample_index):
     assert out["answers"] == ["Barack Obama", "John Kerry", "Japan"]
     assert "Who visited Xi Jinping?" in prompt and out["evidence"][0] in prompt
     assert cfg.ledger.summary()["calls"] == 1
+    assert out["abstained"] is False and out["reason"] == ""  # nothing went unread
+
+
+def test_llm_mode_names_the_conditions_nothing_filtered(sample_index):
+    """A condition the parser cannot represent ("at least twice") is not dropped silently on the
+    LLM path: the LLM's answer stands, and ``reason`` says the retriever did not apply it."""
+    with ScriptedOpenAIServer(["1. Barack Obama"]) as srv:
+        out = build_graph(str(sample_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke(
+            {"question": "Who visited Xi Jinping at least twice?"})
+    assert out["answers"] == ["Barack Obama"] and out["abstained"] is False
+    assert out["reason"].startswith("the dense retriever cannot filter on a count condition: 'at least twice'"), \
+        out["reason"]
 
 
 def test_parse_ranked_lines():

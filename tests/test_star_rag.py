@@ -178,7 +178,7 @@ def test_llm_answer_to_a_condition_the_retriever_cannot_filter_on_says_so(ecb_in
         pred = method({"quid": 1, "question": "Who did the ECB criticize at least twice?", "answers": ["Romania"]})
         plain = method({"quid": 2, "question": "Before Germany, who did the ECB criticize last?", "answers": ["Romania"]})
     assert pred.answers == ["Romania"] and not pred.abstained
-    assert pred.reason.startswith("the retriever does not filter on a count condition: 'at least twice'"), pred.reason
+    assert pred.reason.startswith("the retriever cannot filter on a count condition: 'at least twice'"), pred.reason
     assert plain.answers == ["Romania"] and plain.reason == ""
 
 

@@ -153,6 +153,29 @@ class TemporalQuestion:
     unsupported: list[str] = field(default_factory=list)
     count_distinct: bool = False
 
+    def unfiltered_note(self, *, filtered_by: str, answer_from: str) -> str:
+        """What an LLM path says beside its answer when part of the question went unread.
+
+        A reader without an LLM abstains on :attr:`unsupported`; an LLM may have read those
+        conditions itself, so its answer stands with this note: ``filtered_by`` could not
+        apply them, and the answer is ``answer_from``.
+
+        Parameters
+        ----------
+        filtered_by : str
+            What retrieved the evidence, e.g. ``"the retriever"`` or ``"the tools"``.
+        answer_from : str
+            Whose reading the answer is, e.g. ``"the LLM's reading of the retrieved events"``.
+
+        Returns
+        -------
+        str
+            ``""`` when every condition was represented.
+        """
+        if not self.unsupported:
+            return ""
+        return f"{filtered_by} cannot filter on {'; '.join(self.unsupported)} (the answer is {answer_from})"
+
 
 # a year outside 1900-2099 counts only right after a time preposition ("in 1850")
 _OTHER_YEAR = re.compile(r"\b(?:in|on|during|before|after|since|until|by|between|from|and|year)\s+"

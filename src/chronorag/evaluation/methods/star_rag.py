@@ -80,9 +80,8 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                 else:
                     why = "the LLM gave no answer"
                 return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
-            unread = parse_question(q["question"]).unsupported
-            caveat = ("the retriever does not filter on " + "; ".join(unread)
-                      + " (the answer is the LLM's reading of the retrieved events)") if unread else ""
+            caveat = parse_question(q["question"]).unfiltered_note(
+                filtered_by="the retriever", answer_from="the LLM's reading of the retrieved events")
             return Prediction(answers=answers, evidence=evidence, reason=caveat, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM
         allowed = ids

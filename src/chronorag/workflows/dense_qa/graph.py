@@ -29,6 +29,7 @@ from langgraph.types import Checkpointer
 
 from chronorag.errors import LLMError
 from chronorag.graphs.event_index import EventIndex
+from chronorag.graphs.question import parse_question
 from chronorag.graphs.text import parse_ranked_answers
 from chronorag.integrations.llm import (
     ChatLLM,
@@ -125,8 +126,12 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
     if not answers:
         record_fallback("dense_qa.empty_answer", text[:200])
         raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
+    # the dense retriever applies none of the question's conditions; the ones the parser cannot
+    # represent at all are named, as every LLM path does (the no-LLM reader abstains on them)
+    note = parse_question(q).unfiltered_note(filtered_by="the dense retriever",
+                                             answer_from="the LLM's reading of the retrieved events")
     return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
-            "abstained": False, "reason": "",
+            "abstained": False, "reason": note,
             "messages": [AIMessage(content="\n".join(answers[:10]))]}
 
 

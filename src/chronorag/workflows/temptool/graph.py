@@ -296,9 +296,9 @@ def _llm_final(answers: list[str], text: str, run_msgs: list[BaseMessage], quest
     from chronorag.graphs.question import parse_question
 
     pq = parse_question(question)
-    if pq.unsupported and answers:  # the model may have read what the tools' filters cannot; say so
-        note = "; ".join(p for p in (note, "the tools cannot filter on " + "; ".join(pq.unsupported)
-                                     + " (the answer is the model's reading of the tool results)") if p)
+    if answers:  # the model may have read what the tools' filters cannot; say so
+        note = "; ".join(p for p in (note, pq.unfiltered_note(
+            filtered_by="the tools", answer_from="the model's reading of the tool results")) if p)
     if not answers or pq.operator == "exists":
         return _final(answers, text, note)
     rows = [_Row(str(r.get("head", "")), str(r.get("tail", "")), *(str(r.get("time", "")).split("/") * 2)[:2])
