@@ -476,3 +476,25 @@ def test_no_without_any_event_holds_whatever_the_relation(business):
     res = business[0].answer("Did Acme Robotics purchase Cobalt Systems in 2018?")
     assert not res.abstained and res.answers == ["no"] and "read as 'acquired'" in res.reason
     assert business[0].answer("Did Acme Robotics purchase Cobalt Systems in 2019?").answers == ["yes"]
+
+
+@pytest.mark.parametrize("text, ordinal, what", [
+    ("Who did Obama NOT meet in 2014?", None, "a negation: 'NOT'"),
+    ("Who did Obama NEVER meet?", None, "a negation: 'NEVER'"),
+    ("Which country did Obama visit AT LEAST TWICE in 2014?", None, "a count condition: 'AT LEAST TWICE'"),
+    ("Who visited Iraq ONLY once in 2014?", None, "a count condition: 'ONLY once'"),
+    ("Who did Obama meet in the SUMMER of 2014?", None, "a season; name the months: 'SUMMER'"),
+    ("Who did Obama meet LAST in 2014?", "last", None),
+    ("Who was the FIRST to visit China in 2014?", "first", None),
+])
+def test_a_cue_written_in_capitals_is_emphasis_not_a_name(text, ordinal, what):
+    """Users stress a word by writing it in capitals; "NOT" after the first word was taken for part
+    of a name and dropped, so "Who did Obama NOT meet" was answered as "Who did Obama meet"."""
+    q = parse_question(text)
+    assert q.ordinal == ordinal, q
+    assert (what in q.unsupported) if what else not q.unsupported, q.unsupported
+
+
+def test_acronym_names_are_still_names():
+    for text in ("Who did the UN criticize in 2014?", "Who did NATO praise after Russia?"):
+        assert not parse_question(text).unsupported, text

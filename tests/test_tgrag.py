@@ -38,6 +38,59 @@ def test_decompose_rule_based():
         decompose_rule_based(" ")
 
 
+def test_open_ranges_and_between_are_the_indexed_years_they_cover():
+    """A user's "before 2019" is every indexed year before it, not the 2019 report; "between
+    2015 and 2017" is a range unless the question compares the two years (Time-LongQA's "How did X
+    change between 2019 and 2022?"); "by the end of 2016" and "as of 2014" stay that year."""
+    years = [str(y) for y in range(2012, 2024)]
+
+    def periods(q):
+        return [s.period for s in decompose_rule_based(q, years)]
+
+    assert decompose_rule_based("How many cars did Audi deliver before 2014?", years) == [
+        SubQuestion("2012", "How many cars did Audi deliver in 2012?"),
+        SubQuestion("2013", "How many cars did Audi deliver in 2013?")]
+    assert periods("how many cars did audi deliver after 2021") == ["2022", "2023"]
+    assert periods("How many cars has Audi delivered since 2021?") == ["2021", "2022", "2023"]
+    assert periods("Employees until 2013?") == periods("Employees up to 2013?") == ["2012", "2013"]
+    assert periods("What did Audi say prior to 2013?") == ["2012"]
+    assert periods("Total deliveries between 2016 and 2018?") == ["2016", "2017", "2018"]
+    assert decompose_rule_based("Deliveries between 2016 and 2017?", years)[0].question == "Deliveries in 2016?"
+    assert periods("How did CO2 emissions change between 2019 and 2022?") == ["2019", "2022"]
+    assert periods("Deliveries in FY2018?") == periods("Deliveries in fiscal 2018?") == ["2018"]
+    assert periods("Employees by the end of 2016?") == ["2016"] and periods("Targets as of 2014?") == ["2014"]
+    # two years named: "since 2006 up to 2014" is cumulative, as of 2014 (Time-LongQA's wording)
+    assert periods("How many check-ups since 2006 up to 2014?") == ["2014"]
+    assert periods("Deliveries before 2012?") == []  # nothing in range: nothing retrieved, the answer refuses
+
+
+def test_conditions_the_per_period_retrieval_cannot_apply_are_named():
+    from chronorag.retrievers.tgrag.decomposition import present_note, unread_conditions
+
+    years = [str(y) for y in range(2012, 2024)]
+
+    def unread(q, **kw):
+        return "; ".join(unread_conditions(q, years, **kw))
+
+    assert "'before 2012': no report covers it (the reports cover 2012 to 2023)" in unread("Cars before 2012?")
+    assert "'after 2023'" in unread("How many cars did Audi deliver after 2023?")
+    assert "a time relative to now 'last year'" in unread("How many cars did Audi deliver last year?")
+    assert "'past three years'" in unread("What was Audi's revenue in the past three years?")
+    assert "a comparison of periods ('Which year' ... 'most')" in unread("Which year did Audi deliver the most cars?")
+    assert "a trend 'over the years'" in unread("How have Audi's CO2 emissions changed over the years?")
+    assert "leaving out a year 'except 2020'" in unread("Cars delivered in every year except 2020?")
+    q = "Did Audi deliver more cars in 2021 than in 2020?"
+    assert "a yes/no comparison" in unread(q) and unread(q, extractive=False) == ""  # an LLM can compare
+    for fine in ("How many cars did Audi deliver in 2019 and 2022?", "What was the revenue in 2021 compared to 2020?",
+                 "How many cars did Audi deliver in the previous year, 2019?", "Who chairs the board?",
+                 "How many employees did Audi have by the end of 2016?"):
+        assert unread(fine) == "", fine
+    assert "'currently' was read over every report" in present_note("How much water does Audi currently use?", years)
+    assert present_note("How much water did Audi use in 2019?", years) == ""
+    with pytest.raises(ValueError, match="non-empty"):
+        unread_conditions(" ", years)
+
+
 def test_parse_decomposition_is_tolerant():
     text = "[2019<SEP>Who led Audi in 2019?]\n- 2022: Who led Audi in 2022?\ngarbage\n[all<SEP>Who leads?]\n[1999<SEP>no]"
     assert parse_decomposition(text, ["2019", "2022"]) == [
@@ -118,6 +171,32 @@ def test_no_llm_extract_needs_the_question_words_and_says_what_is_missing(tgrag_
     assert out["abstained"] and "2035 (no report covers them)" in out["reason"], out
     out = answer_tgrag(r, "Who led the Board of Management of Audi in 2019 and in 2022, and its helicopter unit?")
     assert all(s["answer"] for s in out["sub_answers"]), out  # the informative "board" holds
+
+
+def test_answers_refuse_what_the_reports_cannot_show_or_the_reader_cannot_apply(tgrag_index):
+    """As a user words it: "last year", "which year ... the most", "before 2019" (reports of 2019
+    and 2022): the no-LLM reader refuses with the reason rather than give a sentence from any
+    year; the LLM path keeps its answer and says what retrieval did not apply; an open range
+    that no report covers is refused before any LLM call."""
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    r = TGragRetriever(idx)
+    out = answer_tgrag(r, "How many cars did Audi deliver last year?")
+    assert out["abstained"] and out["answer"] == "" and out["reason"].startswith("cannot represent: a time relative"), out
+    out = answer_tgrag(r, "Which year did Audi deliver the most cars?")
+    assert out["abstained"] and "a comparison of periods" in out["reason"], out
+    out = answer_tgrag(r, "How many cars did Audi deliver before 2019?")
+    assert out["abstained"] and out["sub_answers"] == [] and "no report covers it (the reports cover 2019 to 2022)" \
+        in out["reason"], out
+    out = answer_tgrag(r, "How many cars did Audi deliver after 2019?")  # the 2022 report
+    assert [s["period"] for s in out["sub_answers"]] == ["2022"] and "1,614,231" in out["answer"], out
+    with ScriptedOpenAIServer(["1,614,231 cars."]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url)
+        out = answer_tgrag(r, "How many cars did Audi deliver last year?", llm=cfg)
+        assert answer_tgrag(r, "How many cars did Audi deliver before 2019?", llm=cfg)["abstained"]
+        assert len(srv.requests) == 1  # the uncovered range asked the LLM nothing
+    assert out["answer"] == "1,614,231 cars." and not out["abstained"]
+    assert "the retrieval did not apply a time relative to now 'last year'" in out["reason"], out
 
 
 def test_llm_generation_over_http(tgrag_index):

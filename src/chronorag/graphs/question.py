@@ -658,10 +658,14 @@ def _in_name(m: re.Match[str], s: str, *, entity: bool = False) -> bool:
     """A capitalised match after the question's first word is part of a name ("the Korean
     People's First Party", "the Second Vatican Council", "the Daily Monitor"), and so is a
     numbered ordinal before a capitalised word ("the US 1st Marine Expeditionary Force").
-    In an ``entity`` phrase (an anchor or an exclusion) a capital anywhere starts a name."""
+    In an ``entity`` phrase (an anchor or an exclusion) a capital anywhere starts a name.
+    A cue written all in capitals ("NOT", "LAST", "AT LEAST TWICE") is emphasis, not a name."""
     word = m.group(0)
     if word[:1].isdigit():
         return bool(re.match(r"\s+[A-Z]", s[m.end():]))
+    head = word.split()[0] if word.strip() else word
+    if sum(c.isalpha() for c in head) > 1 and head.upper() == head:
+        return False
     return word[:1].isupper() and (entity or bool(s[: m.start()].strip()))
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from chronorag.errors import LLMEchoError, LLMError
 from chronorag.graphs.answer_checks import checked_numbers, ungrounded_numbers
 from chronorag.graphs.text import no_answer_reply, stem_word
+from chronorag.retrievers.tgrag.decomposition import open_range, present_note, unread_conditions
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
@@ -195,6 +196,13 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     carries an "unverified" reason when some are not. Without one: the best-matching knowledge
     unit per sub-question (an *extractive* answer, labelled as such in ``mode``).
 
+    What per-period retrieval cannot apply
+    (:func:`~chronorag.retrievers.tgrag.decomposition.unread_conditions`: "last year", "which
+    year ... the most", "except 2020", a yes/no comparison for the extractive reader) is refused
+    without an LLM, the per-period sentences kept in ``sub_answers``, and named in ``reason``
+    beside an LLM's answer. An open range no indexed period falls in ("before 2012" over reports
+    from 2012) is refused in both modes, before any LLM call.
+
     Returns
     -------
     dict
@@ -211,6 +219,13 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
 
     chat = resolve_llm(llm, use_env=False) if llm is not None else (retriever.llm or resolve_llm(None, use_env=False))
     kg = retriever._index.kg
+    mode = ("extractive (no LLM): best retrieved sentence per sub-question that holds the question's "
+            "informative words") if chat is None else f"LLM ({chat.name})"
+    unread = unread_conditions(question, list(kg.periods), extractive=chat is None)
+    ranged = open_range(question, list(kg.periods))
+    if ranged is not None and not ranged[1]:  # "before 2012" over reports from 2012: nothing can show it
+        return {"answer": "", "mode": mode, "decomposition": "none", "sub_answers": [], "abstained": True,
+                "reason": "cannot answer: " + "; ".join(unread), "evidence": [], "chunk_ids": []}
     ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)
     how = results[0].decomposition if results else retriever.decompose
     if chat is None:
@@ -225,9 +240,11 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         reason = "; ".join(missing)
         if found and missing:
             reason = "partial answer: " + reason
-        return {"answer": final if found else "",
-                "mode": "extractive (no LLM): best retrieved sentence per sub-question that holds the question's "
-                        "informative words",
+        if unread:  # a sentence per period would answer another question: refuse, keeping the sentences
+            found, reason = False, "cannot represent: " + "; ".join(unread)
+        elif found:
+            reason = "; ".join(p for p in (reason, present_note(question, list(kg.periods))) if p)
+        return {"answer": final if found else "", "mode": mode,
                 "decomposition": how, "sub_answers": subs, "abstained": not found,
                 "reason": reason if results else "no sub-question retrieved anything",
                 "evidence": [kg.chunk_text[c] for c in ranked], "chunk_ids": ranked}
@@ -294,6 +311,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
             reason = "partial answer: " + reason
     elif not final and not figures:
         reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
-    reason = "; ".join(p for p in (reason, synthesis if final else "", figures) if p)
-    return {"answer": final, "mode": f"LLM ({chat.name})", "decomposition": how, "sub_answers": subs,
+    unapplied = ("the retrieval did not apply " + "; ".join(unread)
+                 + " (the answer is the LLM's reading of the retrieved reports)") if unread else ""
+    now = present_note(question, list(kg.periods)) if final else ""
+    reason = "; ".join(p for p in (reason, synthesis if final else "", figures, unapplied, now) if p)
+    return {"answer": final, "mode": mode, "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}

@@ -4,13 +4,61 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from chronorag.errors import LLMError
 
-__all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition"]
+__all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition",
+           "open_range", "present_note", "unread_conditions"]
 
 _YEAR = r"(?:19|20)\d{2}"
+#: a year as users write it: "2019", "FY2019", "FY 2019", "fiscal 2019"
+_YEAR_MENTION = re.compile(rf"(?:\bFY\s?|(?<![\w]))({_YEAR})\b", re.I)
+#: a year range: "2019-2021", "2019 to 2021", "2019 through 2021"
+_RANGE = re.compile(rf"\b({_YEAR})\s*(?:-|–|to|through|until)\s*({_YEAR})\b")
+#: "between 2015 and 2017" is a range, unless the question compares or asks for a change, where it
+#: names the two years compared ("How did X change between 2019 and 2022?", Time-LongQA's wording)
+_BETWEEN = re.compile(rf"\bbetween\s+(?:FY\s?)?({_YEAR})\s+and\s+(?:FY\s?)?({_YEAR})\b", re.I)
+_CHANGE = re.compile(r"compar|chang|evol|differ|progress|develop|shift|gr[eo]w|improv|increas|decreas|\bvs\b|versus|"
+                     r"trend|reduc|\bris(?:e|en)\b|\brose\b|declin|expand|transition|advance", re.I)
+#: "before 2019", "since 2018", "after 2021", "until 2014": one side of a range, bare year only
+#: ("by the end of 2014" and "as of 2012" are that year's report, as Time-LongQA asks them)
+_OPEN_RANGE = re.compile(rf"\b(before|prior\s+to|earlier\s+than|after|later\s+than|since|until|till|up\s+to)"
+                         rf"\s+(?:the\s+year\s+)?(?:FY\s?)?({_YEAR})\b", re.I)
+_OPEN_OPS = {"before": "<", "prior to": "<", "earlier than": "<", "after": ">", "later than": ">",
+             "since": ">=", "until": "<=", "till": "<=", "up to": "<="}
+
+
+def _one_year(m: re.Match[str], *, year: int) -> str:
+    """A range match written as one of its years (what is before the first year kept, "between" as "in")."""
+    return m.group(0)[: m.start(1) - m.start(0)].replace("between", "in") + str(year)
+
+
+def _years(question: str) -> list[int]:
+    return [int(y) for y in _YEAR_MENTION.findall(question)]
+
+
+def open_range(question: str, periods: list[str]) -> tuple[str, list[str]] | None:
+    """The periods an open time range selects ("before 2019": every indexed year before 2019).
+
+    Read only when the question names one year, so "since 2006 up to 2014" and "by 2021
+    since 2018" stay the years they name.
+
+    Returns
+    -------
+    (str, list of str) or None
+        The words read ("before 2019") and the indexed periods in that range (possibly
+        none); ``None`` when the question has no such range.
+    """
+    if len(set(_years(question))) != 1:
+        return None
+    m = _OPEN_RANGE.search(question)
+    if m is None:
+        return None
+    op, year = _OPEN_OPS[" ".join(m.group(1).lower().split())], int(m.group(2))
+    test = {"<": year.__gt__, "<=": year.__ge__, ">": year.__lt__, ">=": year.__le__}[op]
+    return " ".join(m.group(0).split()), [p for p in periods if p.isdigit() and test(int(p))]
 
 
 @dataclass(frozen=True)
@@ -28,16 +76,27 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
     lists (``2017 and 2023``, ``2012, 2015``). Each sub-question is the question with
     the other years removed. A question without a year stays whole (all periods).
     Years outside ``periods`` (when given) are dropped; when none is inside, the
-    question spans all periods (a report about 2023 discusses its 2025 plans).
+    question spans all periods (a report about 2023 discusses its 2025 plans). With
+    ``periods``, an open range around the one year a question names ("before 2019",
+    "since 2018", "until 2014"; :func:`open_range`) gives one sub-question per indexed
+    year in it, the range written as that year ("... in 2017?"), and none when no
+    indexed year is in it (nothing is retrieved for "before 2012" over reports from 2012).
     """
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
+    ranged = open_range(question, periods) if periods is not None else None
+    if ranged is not None:  # "before 2019": one sub-question per indexed year in range, if any
+        words, inside = ranged
+        return [SubQuestion(p, re.sub(re.escape(words).replace(r"\ ", r"\s+"), f"in {p}", question, count=1,
+                                      flags=re.I)) for p in inside]
     years: list[int] = []
-    for m in re.finditer(rf"\b({_YEAR})\s*(?:-|–|to|through|until)\s*({_YEAR})\b", question):
-        a, b = int(m.group(1)), int(m.group(2))
-        if a <= b <= a + 20:
-            years.extend(range(a, b + 1))
-    years.extend(int(y) for y in re.findall(rf"\b({_YEAR})\b", question))
+    ranges = [_RANGE] + ([_BETWEEN] if not _CHANGE.search(question) else [])
+    for pat in ranges:
+        for m in pat.finditer(question):
+            a, b = int(m.group(1)), int(m.group(2))
+            if a <= b <= a + 20:
+                years.extend(range(a, b + 1))
+    years.extend(_years(question))
     ys = sorted(set(years))
     if periods is not None:
         ys = [y for y in ys if str(y) in periods]
@@ -48,13 +107,92 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
     out = []
     conn = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)"
     for y in ys:
-        q = re.sub(rf"\b{_YEAR}\s*(?:-|–|to|through|until)\s*{_YEAR}\b", str(y), question)
+        q = question
+        for pat in ranges:  # "2019-2021" -> "2020", "between 2016 and 2018" -> "in 2017"
+            q = pat.sub(partial(_one_year, year=y), q)
         for other in sorted({int(x) for x in re.findall(rf"\b{_YEAR}\b", q)} - {y}):
             q = re.sub(rf"\b{other}\b{conn}", "", q)   # "2019 and 2022" -> "2022"
             q = re.sub(rf"{conn}\b{other}\b", "", q)   # "2019 and 2022" -> "2019"
             q = re.sub(rf"\s*\b{other}\b", "", q)
         q = re.sub(r"\s{2,}", " ", re.sub(r"\s+([?.,])", r"\1", q)).strip(" ,")
         out.append(SubQuestion(str(y), q))
+    return out
+
+
+#: a time relative to now, which no report's year pins down ("last year", "recently")
+_RELATIVE = re.compile(
+    r"\b(?:last|this|next|previous|past|coming|current)\s+(?:(?:few|couple\s+of|several|two|three|four|five|"
+    r"\d+)\s+)?(?:fiscal\s+)?(?:years?|quarters?|months?|weeks?|decade)\b|\b(?:recently|lately|"
+    r"(?:\w+\s+)?years?\s+ago)\b", re.I)
+#: the present ("currently", "today"): read over every report, and said so (:func:`present_note`)
+_NOW = re.compile(r"\b(?:currently|nowadays|these\s+days|right\s+now|today|at\s+present|presently)\b", re.I)
+#: a question about the period itself with a superlative ("which year ... the most")
+_WHICH_PERIOD = re.compile(r"\b(?:(?:which|what)\s+(?:fiscal\s+)?year|when)\b", re.I)
+_SUPERLATIVE = re.compile(r"\b(?:most|least|fewest|highest|lowest|largest|smallest|biggest|best|worst|peak(?:ed)?|"
+                          r"record|max(?:imum)?|min(?:imum)?)\b", re.I)
+_TREND = re.compile(r"\bover\s+the\s+(?:years|decade|period)\b|\btrend(?:s|ed)?\b|\byear[\s-]+(?:over|on)[\s-]+year\b"
+                    r"|\bevery\s+year\b|\beach\s+year\b", re.I)
+#: a yes/no question that compares ("Did Audi deliver more cars in 2021 than in 2020?")
+_YES_NO_COMPARE = re.compile(
+    r"^\W*(?:did|does|do|was|were|is|are|has|have|had)\b.*\b(?:more|less|fewer|higher|lower|larger|smaller|bigger|"
+    r"better|worse|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|rise|rose|fall|fell|drop(?:ped)?)\b", re.I | re.S)
+_EXCLUDED_YEAR = re.compile(rf"\b(?:except|excluding|not\s+counting|other\s+than|apart\s+from|but\s+not|without)"
+                            rf"\s+(?:in\s+|for\s+)?(?:the\s+year\s+)?(?:FY\s?)?{_YEAR}\b", re.I)
+
+
+def _span(periods: list[str]) -> str:
+    return "no period" if not periods else periods[0] if len(periods) == 1 else f"{periods[0]} to {periods[-1]}"
+
+
+def present_note(question: str, periods: list[str]) -> str:
+    """A note for a question in the present tense without a year ("How much water does Audi
+    currently need?"): every report is searched, and each describes its own present; ``""``
+    when the question names a year or no present."""
+    m = _NOW.search(question) if not _years(question) else None
+    return (f"{' '.join(m.group(0).split())!r} was read over every report ({_span(periods)}); name a year "
+            f"for that report's figures") if m else ""
+
+
+def unread_conditions(question: str, periods: list[str], *, extractive: bool = True) -> list[str]:
+    """Conditions of ``question`` that T-GRAG's per-period retrieval cannot apply.
+
+    Each is a phrase and why, for ``reason``: an open range no indexed period falls in
+    ("before 2012" over reports of 2012-2023), a year left out ("except 2020": it would be
+    retrieved like the others), and, when the question names no year, a time relative to
+    now ("last year", "recently"), a superlative over periods ("which year ... the most")
+    or a trend ("over the years"). With ``extractive`` (the no-LLM reader, one sentence per
+    period) also a yes/no comparison ("Did Audi deliver more cars in 2021 than in 2020?"),
+    which the sentences show but the reader does not decide.
+
+    Returns
+    -------
+    list of str
+        Empty when T-GRAG reads every time condition it sees.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"question must be a non-empty string, got {question!r}")
+    out: list[str] = []
+    ranged = open_range(question, periods)
+    if ranged is not None and not ranged[1]:
+        out.append(f"{ranged[0]!r}: no report covers it (the reports cover {_span(periods)})")
+    m = _EXCLUDED_YEAR.search(question)
+    if m:
+        out.append(f"leaving out a year {' '.join(m.group(0).split())!r}: name the years you want")
+    if not _years(question):
+        m = _RELATIVE.search(question)
+        if m:
+            out.append(f"a time relative to now {' '.join(m.group(0).split())!r}: name the year "
+                       f"(the reports cover {_span(periods)})")
+        w, sup = _WHICH_PERIOD.search(question), _SUPERLATIVE.search(question)
+        if w and sup:
+            out.append(f"a comparison of periods ({' '.join(w.group(0).split())!r} ... {sup.group(0)!r}): retrieval "
+                       f"ranks sentences over all reports at once and does not compare them")
+        m = _TREND.search(question)
+        if m:
+            out.append(f"a trend {' '.join(m.group(0).split())!r}: name the years to compare")
+    if extractive and _YES_NO_COMPARE.search(question):
+        out.append("a yes/no comparison: the sentence per period is in sub_answers, but the extractive "
+                   "reader does not compare them")
     return out
 
 
