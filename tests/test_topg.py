@@ -401,10 +401,14 @@ def test_cli_index_ask_and_eval_2wiki(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["passages"] == 10 and summary["edges"] > summary["propositions"]
     assert {"seconds", "peak_rss_mb", "entities"} <= set(summary)
-    assert main(["-q", "ask", str(out), "Where was the director of Red Meadow born?", "--method", "topg-local",
-                 "--json"]) == 0
+    # the question after the options, as users type it (argparse alone refused it)
+    assert main(["-q", "ask", str(out), "--method", "topg-local", "--json",
+                 "Where was the director of Red Meadow born?"]) == 0
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert "no-LLM" in res["mode"] and res["abstained"] in (True, False) and "reason" in res
+    assert res["question"] == "Where was the director of Red Meadow born?" and "no-LLM" in res["mode"]
+    assert res["abstained"] is True and res["answers"] == [], res  # retrieval only: no answer, and it says why
+    assert res["reason"] == "no LLM: ToPG retrieves the context only and writes no answer", res
+    assert any("Malmo" in e for e in res["evidence"]), res["evidence"]
     for method in ("dense-passages", "topg-naive", "topg-local"):
         assert main(["-q", "eval", "2wiki", str(out), str(QUESTIONS), "--method", method,
                      "--out", str(tmp_path / f"{method}.jsonl")]) == 0

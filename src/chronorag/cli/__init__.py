@@ -264,7 +264,15 @@ def _main(argv: list[str] | None) -> int:
     pos = [i for i, a in enumerate(argv) if not a.startswith("-")]
     if len(pos) >= 2 and argv[pos[0]] == "eval" and argv[pos[1]] == "kg-irag":
         argv[pos[0]], argv[pos[1]] = "kg-irag", "eval"  # `eval kg-irag ...` is `kg-irag eval ...`
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if (extra and args.command == "ask" and args.question is None and len(extra) == 1
+            and not extra[0].startswith("-")):
+        # `ask INDEX --method m "question"`: argparse (before Python 3.12) takes the optional
+        # question as absent at INDEX and leaves it over; it is the question
+        args.question = extra[0]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.argv = raw
     try:
         return int(args.func(args))

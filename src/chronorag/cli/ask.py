@@ -62,7 +62,8 @@ def _result(pred: Any, question: str, method: str) -> dict[str, Any]:
     info = pred.info or {}
     ids = info.get("event_ids") or info.get("evidence_ids") or []
     return {"question": question, "method": method, "answers": list(pred.answers[:10]),
-            "abstained": bool(pred.abstained or not pred.answers), "reason": pred.reason or "",
+            "abstained": bool(pred.abstained or not pred.answers),
+            "reason": pred.reason or ("" if pred.answers else "the method returned no answer and did not say why"),
             "evidence_ids": list(ids)[:50], "evidence": list(pred.evidence[:10]),
             "mode": info.get("mode")}
 

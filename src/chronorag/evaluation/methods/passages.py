@@ -252,7 +252,7 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
             ids, sc = idx.graph.search_passages(idx.embed([q["question"]])[0], dense_k)
             texts = [(f"{idx.graph.passages[i]['title']}: " if idx.graph.passages[i]["title"] else "")
                      + idx.graph.passages[i]["text"] for i in ids.tolist()]
-            return Prediction(answers=[], evidence=texts,
+            return Prediction(answers=[], evidence=texts, reason="dense passage retrieval writes no answer",
                               info={"passage_ids": ids.tolist(), "scores": sc.tolist(),
                                     "mode": "dense passage retrieval (no LLM)"})
         return dense
@@ -275,10 +275,10 @@ def topg_method(index_dir: str | os.PathLike[str], *, method: str = "topg-local"
     def run(q: dict[str, Any]) -> Prediction:
         out = gr.invoke({"question": q["question"]})
         # the graph says why it gave no answer; without an LLM ToPG retrieves only, by design, and
-        # that is scored as retrieval, not as an abstention
-        reason = str(out.get("reason") or "") if llm_url else ""
+        # that is scored as retrieval, not as an abstention (the reason still says so)
+        reason = str(out.get("reason") or "")
         return Prediction(answers=[out["answer"]] if out.get("answer") else [], evidence=list(out["context"]),
-                          abstained=bool(reason), reason=reason,
+                          abstained=bool(reason) and bool(llm_url), reason=reason,
                           info={"passage_ids": out["passage_ids"], "proposition_ids": out["proposition_ids"],
                                 "mode": out["mode"] if llm_url else no_llm_mode,
                                 **{k_: v for k_, v in out["info"].items()
