@@ -272,6 +272,21 @@ def test_native_tool_calls_parsed_from_the_servers_reply(server, cfg, ecb_index)
 
 @pytest.mark.slow
 @needs_local
+def test_the_reply_cap_holds_whichever_name_the_client_sends(server, cfg):
+    """LangChain's ChatOpenAI sends the cap as ``max_completion_tokens``, which llama-cpp-python's
+    server ignored: a TempTool reply ran to the end of the 4,096-token window. chronorag's LangChain
+    model sends ``max_tokens``, and the local server reads either name."""
+    long = [{"role": "user", "content": "Count from 1 to 500, one number per line."}]
+    client = cfg.openai_client()
+    for field in ("max_tokens", "max_completion_tokens"):
+        resp = client.chat.completions.create(model=cfg.model, messages=long, **{field: 6})
+        assert resp.usage.completion_tokens <= 6 and resp.choices[0].finish_reason == "length", (field, resp.usage)
+    reply = server.config(max_tokens=6).langchain_chat().invoke(long)
+    assert reply.usage_metadata["output_tokens"] <= 6, reply.usage_metadata
+
+
+@pytest.mark.slow
+@needs_local
 def test_every_methods_llm_path_completes_on_two_questions(server, tmp_path, capsys, monkeypatch):
     """`chronorag demo --llm-url`: STAR-RAG, T-GRAG, ToPG, KG-iRAG and TempTool through the server."""
     from chronorag.cli import main
@@ -361,6 +376,29 @@ def test_bad_input_context_overflow_cut_replies_and_a_dead_server(server, cfg, t
         out = g.invoke({"question": "Is any rain recorded at La Guardia between 2013-05-09 04:00 and "
                                     "2013-05-09 07:00?"})
     assert out["answer"] in ("yes", "no") and fallbacks.counts("real-dead").get("kg_irag.init") == 1
+
+
+def test_the_local_server_reads_max_completion_tokens_as_max_tokens():
+    from chronorag.integrations.local_llm import alias_token_cap
+
+    body = json.dumps({"messages": [], "max_completion_tokens": 9}).encode()
+    assert json.loads(alias_token_cap(body)) == {"messages": [], "max_tokens": 9}
+    both = json.dumps({"max_tokens": 4, "max_completion_tokens": 9}).encode()
+    assert alias_token_cap(both) == both  # the server's own name wins
+    for other in (b"{not json", b"[1, 2]", json.dumps({"max_tokens": 3}).encode()):
+        assert alias_token_cap(other) == other
+
+
+def test_langchain_model_sends_the_cap_as_max_tokens():
+    """The request body carries ``max_tokens`` (what llama.cpp-style servers read), never only
+    ``max_completion_tokens``; a per-call override is sent the same way."""
+    with ScriptedOpenAIServer(["hi", "hi"]) as srv:
+        cfg = LLMConfig(base_url=srv.base_url, max_tokens=11)
+        cfg.langchain_chat().invoke("Say hi.")
+        cfg.langchain_chat(max_tokens=5, timeout=9.0).invoke("Say hi.")
+        bodies = list(srv.requests)
+    assert bodies[0].get("max_tokens") == 11 and "max_completion_tokens" not in bodies[0], bodies[0]
+    assert bodies[1].get("max_tokens") == 5 and "max_completion_tokens" not in bodies[1], bodies[1]
 
 
 def test_topg_caps_question_lists_in_the_schema_and_refuses_copied_placeholders():

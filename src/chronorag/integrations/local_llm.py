@@ -494,7 +494,55 @@ def serve(*, model_path: str, alias: str, port: int, api_key: str | None, thread
     ms = ModelSettings(model=model_path, model_alias=alias, n_threads=threads, n_threads_batch=threads,
                        n_ctx=n_ctx, chat_format=chat_format, verbose=False)
     app = create_app(server_settings=server, model_settings=[ms])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(_token_cap_alias(app), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _token_cap_alias(app: Any) -> Any:
+    """``app`` reading a chat request's ``max_completion_tokens`` as ``max_tokens``.
+
+    llama-cpp-python's server knows only ``max_tokens`` and ignores the newer OpenAI name, which
+    LangChain's ``ChatOpenAI`` sends, so a reply ran on to the end of the context window.
+    """
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST" or \
+                not str(scope.get("path", "")).endswith("/chat/completions"):
+            await app(scope, receive, send)
+            return
+        parts = []
+        while True:
+            msg = await receive()
+            parts.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        body = b"".join(parts)
+        body = alias_token_cap(body)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return dict(await receive())  # later calls: the client's disconnect
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+        await app({**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}, replay, send)
+
+    return wrapped
+
+
+def alias_token_cap(body: bytes) -> bytes:
+    """A chat request body with ``max_completion_tokens`` moved to ``max_tokens`` (when that is
+    unset); any other body unchanged, malformed JSON included (the server reports it)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(data, dict) or data.get("max_tokens") is not None or data.get("max_completion_tokens") is None:
+        return body
+    data["max_tokens"] = data.pop("max_completion_tokens")
+    return json.dumps(data).encode()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -205,9 +205,13 @@ class LLMConfig(BaseSettings):
             temperature=self.temperature, timeout=self.timeout, max_retries=self.max_retries,
             http_client=self.http_client(), http_async_client=self.async_http_client(),
         )
-        if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
         kwargs.update(overrides)
+        cap = kwargs.pop("max_tokens", self.max_tokens)
+        if cap is not None:
+            # sent as "max_tokens", as chronorag's other calls send it: ChatOpenAI sends the cap only
+            # as "max_completion_tokens", which llama-cpp-python's server and llamafile ignore, so a
+            # reply ran on to the end of the context window (seen with Gemma 3 270M, session 32)
+            kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "max_tokens": int(cap)}
         return ChatOpenAI(**kwargs)
 
     def llama_index_llm(self, **overrides: Any) -> Any:
