@@ -652,3 +652,32 @@ def test_the_same_year_as_an_anchor_is_a_year_window(ecb_index):
         assert ti.constraint == "same"
         tp = parse_time(text)
         assert r._window(ti, t_ref) == (tp.lo, tp.hi), unit
+
+
+def test_no_llm_first_over_retrieved_events_is_checked_against_the_whole_kg(ecb_index, monkeypatch):
+    """'first' read over the retrieved events is a sample's first: when the retriever missed an
+    earlier matching event, the answer would be confidently wrong, so the method abstains and says
+    what the whole KG holds; when the retrieved events include it, the answer is certified."""
+    import numpy as np
+
+    from chronorag.evaluation import make_method
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    store = ecb_index.store
+    every = np.arange(len(store))
+    # the retriever returns only the ECB's criticisms from 2012 on: its first, Romania (2010), is missed
+    late = np.asarray([i for i, e in zip(every, store.events(every))
+                       if e.verbalize().startswith(("On 2012", "On 2014")) and "European Central Bank criticize" in
+                       e.verbalize()])
+    assert len(late) == 5, [e.verbalize() for e in store.events(every)]
+    q = {"quid": 1, "question": "Who did the ECB criticize first?", "answers": ["Romania"]}
+    monkeypatch.setattr(StarRAGRetriever, "retrieve_event_ids", lambda self, question, **kw: (late, {}))
+    pred = make_method("star-rag", ecb_index.path)(q)
+    assert pred.abstained and pred.answers == [], pred
+    assert "gives 'Viktor Orban', but the KG holds a matching event the retriever did not return (over the whole " \
+           "KG: 'Romania')" in pred.reason, pred.reason
+    monkeypatch.setattr(StarRAGRetriever, "retrieve_event_ids", lambda self, question, **kw: (every, {}))
+    pred = make_method("star-rag", ecb_index.path)(q)
+    assert pred.answers[0] == "Romania" and not pred.abstained
+    assert "'first' read over the 11 retrieved events, and the whole KG's matching events agree" in pred.reason

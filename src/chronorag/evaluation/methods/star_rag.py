@@ -21,7 +21,10 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
-    neither can apply the question's constraints to the retrieved events.
+    neither can apply the question's constraints to the retrieved events. An order or an anchor
+    ("first", "last before X", "after X") read over the retrieved events is a sample's answer:
+    it stands only when the same reasoner over the whole KG agrees (the top answer, or for
+    "after X" alone any matching one); otherwise the method abstains and says what the KG holds.
 
     ``llm_url`` (an OpenAI-compatible endpoint) or ``llm`` (anything
     :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
@@ -30,6 +33,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     from chronorag.graphs.event_index import EventIndex
     from chronorag.graphs.question import parse_question
     from chronorag.integrations.llm import LLMConfig, record_fallback, resolve_llm
+    from chronorag.metrics import normalize_answer
     from chronorag.retrievers.star_rag import (
         StarRAGRetriever,
         answer_with_llm,
@@ -94,12 +98,24 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         if res.answers:
             reason = res.reason
             pq = res.plan.question if res.plan is not None else None
-            if pq is not None and (pq.ordinal or pq.anchor or pq.operator == "most_frequent"):
-                what = (f"'{pq.ordinal}'" if pq.ordinal else
-                        "'most often'" if pq.operator == "most_frequent" else "the anchor condition")
-                caveat = (f"{what} read over the {len(ids)} retrieved events"
-                          + (" and the anchor event" if "anchor_event_ids" in meta else "")
-                          + ": an event the retriever did not return could change it")
+            if pq is not None and (pq.ordinal or pq.anchor):
+                # "first", "last" and "after X" over a sample of the KG's events: certified only
+                # when the whole KG's matching events give the same answer
+                what = f"'{pq.ordinal}'" if pq.ordinal else "the anchor condition"
+                over = (f"{what} read over the {len(ids)} retrieved events"
+                        + (" and the anchor event" if "anchor_event_ids" in meta else ""))
+                full = reasoner.answer(q["question"])
+                # an order ("first", "last before X") has one answer (or a tie); "before X" alone
+                # is met by every entity of a matching event before X
+                certified = full.answers[: full.top] if pq.ordinal else full.answers
+                if full.answers and normalize_answer(res.answers[0]) not in {normalize_answer(a) for a in certified}:
+                    why = (f"{over} gives {res.answers[0]!r}, but the KG holds a matching event the retriever "
+                           f"did not return (over the whole KG: {full.answers[0]!r}); the retrieved events "
+                           f"cannot show the answer")
+                    return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
+                                      info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})
+                caveat = (f"{over}, and the whole KG's matching events agree" if full.answers else
+                          f"{over}: an event the retriever did not return could change it")
                 reason = f"{reason}; {caveat}" if reason else caveat
             return Prediction(answers=list(res.answers), evidence=evidence, reason=reason,
                               info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})

@@ -96,6 +96,8 @@ class ReasonerResult:
     #: True when the reasoner gives no answer on purpose; ``reason`` says why
     abstained: bool = False
     reason: str = ""
+    #: how many leading answers share the top rank ("first", "last", "most often": a tie)
+    top: int = 1
 
     def relation(self) -> tuple[str | None, str | None]:
         """``(phrase, linked)`` of the last tool call that named a relation: the question's
@@ -660,6 +662,7 @@ class TemporalReasoner:
             stats = self._entity_stats(res.rows, answer_role, exclude={plan.known, plan.anchor, *plan.exclude})
             answers = self._rank(stats, plan.order)
             tie = self._tie_note(stats, plan.order, answers) if plan.operator not in ("count", "exists") else ""
+            top = len(self._tied(stats, plan.order, answers)) if tie else 1
             if not answers and plan.operator in ("count", "exists"):
                 doubt = self._relation_doubt(plan, res)
                 if doubt:
@@ -679,7 +682,7 @@ class TemporalReasoner:
                 note = "reversed direction: answered the inverse reading" if attempt else plan.anchor_note
                 note = "; ".join(x for x in (note, tie) if x)
                 return ReasonerResult(answers=answers, plan=plan, calls=calls, note=note, reason=note,
-                                      evidence=[res.observation])
+                                      evidence=[res.observation], top=top)
             last_obs = (f"no events: {plan.known} ({role}) {res.aligned.get('rel')!r} "
                         f"in ({window['begin_time']}, {window['end_time']}, {window['type']})")
         return self._abstain(plan, calls, last_obs or "no events matched")
@@ -840,17 +843,23 @@ class TemporalReasoner:
         The ranking then breaks the tie (by the other statistics, then by name); a reader
         who takes only the first answer must know that the data do not single it out.
         """
-        if len(answers) < 2:
+        tied = TemporalReasoner._tied(stats, order, answers)
+        if len(tied) < 2:
             return ""
         col = {"first": 0, "last": 1}.get(order, 2)
         top = stats[answers[0]][col]
-        tied = [a for a in answers if stats[a][col] == top]
-        if len(tied) < 2:
-            return ""
         what = (f"{top} event(s) each" if col == 2 else
                 f"the {'earliest' if col == 0 else 'latest'} date, {minutes_to_iso(top, Granularity.DAY)}")
         names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
         return f"{len(tied)} answers tie ({what}): {names}; the data do not single out the first"
+
+    @staticmethod
+    def _tied(stats: dict[str, list[int]], order: str, answers: list[str]) -> list[str]:
+        """The answers that share the top answer's rank (first date, last date or count)."""
+        if not answers:
+            return []
+        col = {"first": 0, "last": 1}.get(order, 2)
+        return [a for a in answers if stats[a][col] == stats[answers[0]][col]]
 
     @staticmethod
     def _rank(stats: dict[str, list[int]], order: str) -> list[str]:
