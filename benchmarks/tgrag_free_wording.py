@@ -69,13 +69,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("index", help="a T-GRAG index of the Audi reports 2012-2023")
     ap.add_argument("--verbose", action="store_true", help="one line per question")
+    ap.add_argument("--questions", default=None,
+                    help="a JSONL file of the same form ({'question', 'periods'} or {'question', 'abstain'}) "
+                         "instead of this file's questions: a held-out set")
     a = ap.parse_args()
+    questions = QUESTIONS
+    if a.questions:
+        with open(a.questions, encoding="utf-8") as fh:
+            questions = [json.loads(line) for line in fh if line.strip()]
     from chronorag.retrievers.tgrag import TGragRetriever, answer_tgrag
     from chronorag.retrievers.tgrag.index import TGragIndex
 
     retriever = TGragRetriever(TGragIndex.load(a.index))
     counts = {"ok": 0, "wrong": 0, "refused": 0}
-    for r in QUESTIONS:
+    for r in questions:
         out = answer_tgrag(retriever, r["question"])
         got = [s["period"] for s in out["sub_answers"]]
         if r.get("abstain"):
@@ -88,7 +95,7 @@ def main() -> int:
         if a.verbose or verdict != "ok":
             print(f"{verdict:8} {r['question'][:70]:70} | read {got} | abstained {out['abstained']} | "
                   f"{out['reason'][:120]}")
-    print(json.dumps({"n": len(QUESTIONS), **counts}))
+    print(json.dumps({"n": len(questions), **counts}))
     return 0
 
 
