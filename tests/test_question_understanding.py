@@ -139,7 +139,7 @@ def test_ordinal_words_that_are_no_order(text, ordinal):
     ("Who did Acme Robotics acquire in the morning?", "a time of day"),
     ("Who did Acme Robotics acquire in mid-March 2019?", "part of a month 'in mid-March 2019'"),
     ("Who did Acme Robotics acquire at the end of the year?", "a part of a month or of an unnamed period"),
-    ("Who did Acme Robotics acquire after 2018 but before 2020?", "two time conditions '2018', '2020'"),
+    ("Who did Acme Robotics acquire after 2018 but before 2020, and after 2021?", "two time conditions"),
     ("How many times did Dunmore Bank sue Acme Robotics, not counting 2019?", "excluding a time '2019'"),
     ("Who did Acme Robotics acquire except in March 2019?", "excluding a time 'in March 2019'"),
     ("Who sued Acme Robotics between the 1st and 10th of May 2019?", "a date it cannot read 'between the 1st'"),
@@ -498,3 +498,22 @@ def test_a_cue_written_in_capitals_is_emphasis_not_a_name(text, ordinal, what):
 def test_acronym_names_are_still_names():
     for text in ("Who did the UN criticize in 2014?", "Who did NATO praise after Russia?"):
         assert not parse_question(text).unsupported, text
+
+
+@pytest.mark.parametrize("text, window", [
+    ("Who did Obama visit after 2012 and before 2014?", ("2013", "2013", "between")),
+    ("Who did Obama visit before 2014 but after 2012?", ("2013", "2013", "between")),
+    ("Who did Obama visit after March 2012 but before June 2012?", ("2012-04", "2012-05", "between")),
+    ("Who did Obama visit after 3 March 2014 and before 10 March 2014?", ("2014-03-04", "2014-03-09", "between")),
+    ("Who did Obama visit after 2012, before 2014?", ("2013", "2013", "between")),
+])
+def test_two_bounds_written_together_are_the_window_between(text, window):
+    """"after 2012 and before 2014" was refused as two time conditions; each bound is strict as
+    its word says."""
+    q = parse_question(text)
+    assert q.window == window and q.constraint == "between" and not q.unsupported, (q.window, q.unsupported)
+
+
+def test_two_bounds_that_leave_nothing_between_are_reported():
+    q = parse_question("Who did Obama visit after 2013 and before 2014?")
+    assert q.window is None and q.unsupported == ["an empty window 'after 2013 and before 2014'"], q.unsupported

@@ -907,7 +907,10 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
                                  f"write the month")
     if _cue(_FIRST, s) and _cue(_LAST, s):
         q.unsupported.append("two orders, first and last: ask for one at a time")
-    if q.constraint in ("before", "after") and q.anchor is None and q.window is None and len(q.times) > 1:
+    two_sided = (q.constraint in ("before", "after") and q.anchor is None and q.window is None
+                 and len(q.times) == 2 and _two_sided(q))  # "after 2012 and before 2014": the window between
+    if q.constraint in ("before", "after") and q.anchor is None and q.window is None and len(q.times) > 1 \
+            and not two_sided:
         q.unsupported.append(f"two time conditions {', '.join(repr(t.text) for t in q.times)}: "
                              f"give one range ('between ... and ...')")
     if q.constraint == "in" and q.window is None and len(q.times) > 1:
@@ -921,6 +924,45 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     q.main = s
     q.qtype = _qtype(q)
     return q
+
+
+_OPENS = {"after": 1, "since": 0, "from": 0}
+_CLOSES = {"before": -1, "prior to": -1, "until": 0, "till": 0, "by": 0, "through": 0}
+_GRAN_UNIT = {Granularity.YEAR: "year", Granularity.MONTH: "month", Granularity.DAY: "day"}
+
+
+def _two_sided(q: TemporalQuestion) -> bool:
+    """Read "after 2012 and before 2014" (either order, "but", "since ... until ...") as the
+    window between the two times, each bound strict or not as its word says; an empty window
+    is reported in ``unsupported``. Other pairs are left as they are (False)."""
+    a, b = sorted(q.times, key=lambda t: t.start)
+    preps = {a.prep.lower(), b.prep.lower()}
+    joined = (rf"\b{re.escape(a.prep)}\s+(?:the\s+)?{re.escape(a.text)}\s*,?\s*(?:(?:and|but)\s+)?(?:also\s+)?"
+              rf"{re.escape(b.prep)}\s+(?:the\s+)?{re.escape(b.text)}")
+    if not re.search(joined, q.text, re.I):  # the two bounds written together, nothing between
+        return False
+    lo = next((t for t in (a, b) if t.prep.lower() in _OPENS), None)
+    hi = next((t for t in (a, b) if t.prep.lower() in _CLOSES), None)
+    if lo is None or hi is None or lo is hi or len(preps) != 2:
+        return False
+    if lo.point.granularity not in _GRAN_UNIT or hi.point.granularity not in _GRAN_UNIT:
+        return False
+    lo_unit, hi_unit = _GRAN_UNIT[lo.point.granularity], _GRAN_UNIT[hi.point.granularity]
+    begin = _shift(_dt.date.fromordinal(lo.point.lo // 1440 + 1), _OPENS[lo.prep.lower()], lo_unit)
+    end = _shift(_dt.date.fromordinal(hi.point.lo // 1440 + 1), _CLOSES[hi.prep.lower()], hi_unit)
+    if hi_unit == "month" and _CLOSES[hi.prep.lower()] == 0:  # "until June 2014": to its end
+        end = end.replace(day=calendar.monthrange(end.year, end.month)[1])
+    elif hi_unit == "year" and _CLOSES[hi.prep.lower()] == 0:
+        end = end.replace(month=12, day=31)
+    text = f"{lo.prep} {lo.text} and {hi.prep} {hi.text}"
+    if (begin.year, begin.month if lo_unit != "year" else 1) > (end.year, end.month if hi_unit != "year" else 12) \
+            or (lo_unit == hi_unit == "day" and begin > end):
+        q.unsupported.append(f"an empty window {text!r}")
+        return True
+    q.window = (_iso(begin, lo_unit), _iso(end, hi_unit), "between")
+    q.window_text = text
+    q.constraint = "between"
+    return True
 
 
 def _qtype(q: TemporalQuestion) -> str:
