@@ -13,6 +13,8 @@ Time-LongQA's. Scoring, per question, over the no-LLM answer (``answer_tgrag`` w
 
     chronorag -q tgrag index ../shared/data/time-longqa/audi_md --out AUDI --encoder static
     python benchmarks/tgrag_free_wording.py AUDI
+    # the 59 questions a review helper wrote without reading this code or these questions
+    python benchmarks/tgrag_free_wording.py AUDI --questions benchmarks/specs/tgrag_heldout_questions.jsonl
 """
 
 from __future__ import annotations

@@ -62,6 +62,16 @@ def test_open_ranges_and_between_are_the_indexed_years_they_cover():
     # two years named: "since 2006 up to 2014" is cumulative, as of 2014 (Time-LongQA's wording)
     assert periods("How many check-ups since 2006 up to 2014?") == ["2014"]
     assert periods("Deliveries before 2012?") == []  # nothing in range: nothing retrieved, the answer refuses
+    # forms a held-out review found read as the named year, or not as a time at all
+    assert periods("audi waste recycling rate post-2020") == ["2021", "2022", "2023"]
+    assert periods("from 2020 onwards how many charging points did audi install") == ["2020", "2021", "2022", "2023"]
+    assert periods("What was the impact of the talks held in 2019 on suppliers?") == ["2019"]  # "2019 on suppliers"
+    assert periods("R&D spending in '19") == periods("FY19 energy use") == ["2019"]
+    assert periods("diesel crisis impact between '16 and '18") == ["2016", "2017", "2018"]
+    assert periods("audi emissions in the last two reports") == ["2022", "2023"]
+    assert periods("what does the latest report say about e-tron production") == ["2023"]
+    assert periods("energy use per vehicle in the earliest report") == ["2012"]
+    assert periods("How many models did Audi launch in the 2010s?") == [str(y) for y in range(2012, 2020)]
 
 
 def test_conditions_the_per_period_retrieval_cannot_apply_are_named():
@@ -79,6 +89,17 @@ def test_conditions_the_per_period_retrieval_cannot_apply_are_named():
     assert "a comparison of periods ('Which year' ... 'most')" in unread("Which year did Audi deliver the most cars?")
     assert "a trend 'over the years'" in unread("How have Audi's CO2 emissions changed over the years?")
     assert "leaving out a year 'except 2020'" in unread("Cars delivered in every year except 2020?")
+    assert "leaving out a year 'besides 2013'" in unread("water use in every report besides 2013")
+    assert "a time relative to now 'recent'" in unread("recent sustainability initiatives at audi")
+    assert "'1990s': no report covers it" in unread("audi production volume during the 1990s")
+    assert "a comparison of periods ('which report' ... 'lowest')" in unread(
+        "which report shows the lowest energy use per car")
+    assert "a yes/no comparison" in unread("has the accident rate improved since 2015")
+    assert "a yes/no comparison" in unread("did emissions go up or down between 2014 and 2015")
+    assert unread("what does the most recent report say about recycling") == ""  # a position, not "recent"
+    # plans for after the last report are stated in the reports: not refused as uncovered
+    assert unread("What does Audi plan after 2025?") == "" and unread("Audi's targets for the 2030s?") == ""
+    assert "no report covers it" in unread("How many cars did Audi deliver after 2025?")
     q = "Did Audi deliver more cars in 2021 than in 2020?"
     assert "a yes/no comparison" in unread(q) and unread(q, extractive=False) == ""  # an LLM can compare
     for fine in ("How many cars did Audi deliver in 2019 and 2022?", "What was the revenue in 2021 compared to 2020?",

@@ -10,7 +10,7 @@ from typing import Any
 from chronorag.errors import LLMEchoError, LLMError
 from chronorag.graphs.answer_checks import checked_numbers, ungrounded_numbers
 from chronorag.graphs.text import no_answer_reply, stem_word
-from chronorag.retrievers.tgrag.decomposition import open_range, present_note, unread_conditions
+from chronorag.retrievers.tgrag.decomposition import present_note, uncovered, unread_conditions
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
@@ -222,8 +222,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     mode = ("extractive (no LLM): best retrieved sentence per sub-question that holds the question's "
             "informative words") if chat is None else f"LLM ({chat.name})"
     unread = unread_conditions(question, list(kg.periods), extractive=chat is None)
-    ranged = open_range(question, list(kg.periods))
-    if ranged is not None and not ranged[1]:  # "before 2012" over reports from 2012: nothing can show it
+    if uncovered(question, list(kg.periods)):  # "before 2012" over reports from 2012: nothing can show it
         return {"answer": "", "mode": mode, "decomposition": "none", "sub_answers": [], "abstained": True,
                 "reason": "cannot answer: " + "; ".join(unread), "evidence": [], "chunk_ids": []}
     ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)

@@ -10,7 +10,7 @@ from typing import Any
 from chronorag.errors import LLMError
 
 __all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition",
-           "open_range", "present_note", "unread_conditions"]
+           "open_range", "present_note", "report_position", "uncovered", "unread_conditions"]
 
 _YEAR = r"(?:19|20)\d{2}"
 #: a year as users write it: "2019", "FY2019", "FY 2019", "fiscal 2019"
@@ -28,6 +28,51 @@ _OPEN_RANGE = re.compile(rf"\b(before|prior\s+to|earlier\s+than|after|later\s+th
                          rf"\s+(?:the\s+year\s+)?(?:FY\s?)?({_YEAR})\b", re.I)
 _OPEN_OPS = {"before": "<", "prior to": "<", "earlier than": "<", "after": ">", "later than": ">",
              "since": ">=", "until": "<=", "till": "<=", "up to": "<="}
+#: the same written around the year: "post-2020", "pre 2015", "2020 onwards", "from 2020 on",
+#: "2019 and later", "2016 or earlier"
+_OPEN_AROUND = [
+    (re.compile(rf"\bpost[-\s]?({_YEAR})\b", re.I), ">"),
+    (re.compile(rf"\bpre[-\s]?({_YEAR})\b", re.I), "<"),
+    (re.compile(rf"(?:\bfrom\s+)?\b({_YEAR})\s+(?:on(?=\s*(?:[,.;:?!)]|$))|onwards?\b|and\s+(?:later|after|beyond)\b|"
+                rf"or\s+later\b)", re.I), ">="),
+    (re.compile(rf"\b({_YEAR})\s+(?:and|or)\s+(?:earlier|before)\b", re.I), "<="),
+]
+#: a two-digit year: "'19", "’19", "FY19" (00-49: 20xx, else 19xx)
+_SHORT_YEAR = re.compile(r"(?:(?<![\w'’])['’](\d{2})(?![\w'’])|\bFY\s?(\d{2})\b)", re.I)
+#: a decade: "the 2010s", "the '90s"
+_DECADE = re.compile(r"\b((?:19|20)\d)0['’]?s\b")
+#: a report by its position: "the latest report", "the last three reports", "the earliest report"
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_POSITION = re.compile(r"\b(latest|newest|most\s+recent|last|current|earliest|oldest|first)\s+(?:(\d+|two|three|four|"
+                       r"five|six|seven|eight|nine|ten)\s+)?(?:annual\s+|sustainability\s+)?reports?\b", re.I)
+
+
+def _century(two: str) -> str:
+    return ("20" if int(two[0]) < 5 else "19") + two
+
+
+def _expand_years(question: str) -> str:
+    """Two-digit years and decades written out: "in '19" -> "in 2019", "FY19" -> "FY2019",
+    "the '90s" -> "the 1990s"."""
+    q = re.sub(r"(?<![\w'’])['’](\d)0s\b", lambda m: _century(m.group(1) + "0") + "s", question)
+    return _SHORT_YEAR.sub(lambda m: ("FY" if m.group(2) else "") + _century(m.group(1) or m.group(2)), q)
+
+
+def _decade_years(question: str) -> list[int]:
+    return [y for m in _DECADE.finditer(question) for y in range(int(m.group(1)) * 10, int(m.group(1)) * 10 + 10)]
+
+
+def report_position(question: str, periods: list[str]) -> tuple[str, list[str]] | None:
+    """The periods a question names by position ("the latest report", "the last three reports",
+    "the earliest report"), when it names no year; ``None`` otherwise."""
+    question = _expand_years(question)
+    m = _POSITION.search(question)
+    if m is None or _years(question) or _decade_years(question) or not periods:
+        return None
+    n = m.group(2)
+    k = int(n) if n and n.isdigit() else _NUMBERS.get((n or "").lower(), 1)
+    late = m.group(1).lower() not in ("earliest", "oldest", "first")
+    return " ".join(m.group(0).split()), (periods[-k:] if late else periods[:k])
 
 
 def _one_year(m: re.Match[str], *, year: int) -> str:
@@ -51,12 +96,18 @@ def open_range(question: str, periods: list[str]) -> tuple[str, list[str]] | Non
         The words read ("before 2019") and the indexed periods in that range (possibly
         none); ``None`` when the question has no such range.
     """
+    question = _expand_years(question)
     if len(set(_years(question))) != 1:
         return None
     m = _OPEN_RANGE.search(question)
-    if m is None:
-        return None
-    op, year = _OPEN_OPS[" ".join(m.group(1).lower().split())], int(m.group(2))
+    if m is not None:
+        op, year = _OPEN_OPS[" ".join(m.group(1).lower().split())], int(m.group(2))
+    else:
+        found = next(((m, op) for pat, op in _OPEN_AROUND if (m := pat.search(question))), None)
+        if found is None:
+            return None
+        m, op = found
+        year = int(m.group(1))
     test = {"<": year.__gt__, "<=": year.__ge__, ">": year.__lt__, ">=": year.__le__}[op]
     return " ".join(m.group(0).split()), [p for p in periods if p.isdigit() and test(int(p))]
 
@@ -78,18 +129,25 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
     Years outside ``periods`` (when given) are dropped; when none is inside, the
     question spans all periods (a report about 2023 discusses its 2025 plans). With
     ``periods``, an open range around the one year a question names ("before 2019",
-    "since 2018", "until 2014"; :func:`open_range`) gives one sub-question per indexed
-    year in it, the range written as that year ("... in 2017?"), and none when no
-    indexed year is in it (nothing is retrieved for "before 2012" over reports from 2012).
+    "since 2018", "until 2014", "post-2020", "2020 onwards"; :func:`open_range`) gives one
+    sub-question per indexed year in it, the range written as that year ("... in 2017?"),
+    and none when no indexed year is in it (nothing is retrieved for "before 2012" over
+    reports from 2012). Two-digit years ("'19", "FY19") are read as years, a decade ("the
+    2010s") as its years, and a report named by position ("the latest report", "the last
+    three reports", :func:`report_position`) as those periods.
     """
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
+    question = _expand_years(question)
     ranged = open_range(question, periods) if periods is not None else None
     if ranged is not None:  # "before 2019": one sub-question per indexed year in range, if any
         words, inside = ranged
         return [SubQuestion(p, re.sub(re.escape(words).replace(r"\ ", r"\s+"), f"in {p}", question, count=1,
                                       flags=re.I)) for p in inside]
-    years: list[int] = []
+    placed = report_position(question, periods) if periods is not None else None
+    if placed is not None:  # "the latest report": that report
+        return [SubQuestion(p, question) for p in placed[1]]
+    years: list[int] = list(_decade_years(question))
     ranges = [_RANGE] + ([_BETWEEN] if not _CHANGE.search(question) else [])
     for pat in ranges:
         for m in pat.finditer(question):
@@ -122,12 +180,12 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
 #: a time relative to now, which no report's year pins down ("last year", "recently")
 _RELATIVE = re.compile(
     r"\b(?:last|this|next|previous|past|coming|current)\s+(?:(?:few|couple\s+of|several|two|three|four|five|"
-    r"\d+)\s+)?(?:fiscal\s+)?(?:years?|quarters?|months?|weeks?|decade)\b|\b(?:recently|lately|"
+    r"\d+)\s+)?(?:fiscal\s+)?(?:years?|quarters?|months?|weeks?|decade)\b|\b(?:recent(?:ly)?|lately|"
     r"(?:\w+\s+)?years?\s+ago)\b", re.I)
 #: the present ("currently", "today"): read over every report, and said so (:func:`present_note`)
 _NOW = re.compile(r"\b(?:currently|nowadays|these\s+days|right\s+now|today|at\s+present|presently)\b", re.I)
 #: a question about the period itself with a superlative ("which year ... the most")
-_WHICH_PERIOD = re.compile(r"\b(?:(?:which|what)\s+(?:fiscal\s+)?year|when)\b", re.I)
+_WHICH_PERIOD = re.compile(r"\b(?:(?:which|what)\s+(?:fiscal\s+|annual\s+)?(?:year|report|period)|when)\b", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:most|least|fewest|highest|lowest|largest|smallest|biggest|best|worst|peak(?:ed)?|"
                           r"record|max(?:imum)?|min(?:imum)?)\b", re.I)
 _TREND = re.compile(r"\bover\s+the\s+(?:years|decade|period)\b|\btrend(?:s|ed)?\b|\byear[\s-]+(?:over|on)[\s-]+year\b"
@@ -135,13 +193,48 @@ _TREND = re.compile(r"\bover\s+the\s+(?:years|decade|period)\b|\btrend(?:s|ed)?\
 #: a yes/no question that compares ("Did Audi deliver more cars in 2021 than in 2020?")
 _YES_NO_COMPARE = re.compile(
     r"^\W*(?:did|does|do|was|were|is|are|has|have|had)\b.*\b(?:more|less|fewer|higher|lower|larger|smaller|bigger|"
-    r"better|worse|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|rise|rose|fall|fell|drop(?:ped)?)\b", re.I | re.S)
-_EXCLUDED_YEAR = re.compile(rf"\b(?:except|excluding|not\s+counting|other\s+than|apart\s+from|but\s+not|without)"
+    r"better|worse|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|rise|rose|fall|fell|drop(?:ped)?|improve[sd]?|"
+    r"worsen(?:ed|s)?|change[sd]?|go(?:ne)?\s+(?:up|down)|went\s+(?:up|down)|decline[sd]?|climb(?:ed|s)?|"
+    r"jump(?:ed|s)?|shr[iau]nk(?:s)?|double[sd]?|halve[sd]?|reduce[sd]?)\b", re.I | re.S)
+_EXCLUDED_YEAR = re.compile(rf"\b(?:except|excluding|not\s+counting|other\s+than|apart\s+from|aside\s+from|besides|"
+                            rf"but\s+not|without|leaving\s+out|minus|save\s+for|with\s+the\s+exception\s+of)"
                             rf"\s+(?:in\s+|for\s+)?(?:the\s+year\s+)?(?:FY\s?)?{_YEAR}\b", re.I)
 
 
 def _span(periods: list[str]) -> str:
     return "no period" if not periods else periods[0] if len(periods) == 1 else f"{periods[0]} to {periods[-1]}"
+
+
+#: a question about plans ("will", "target", "by 2030"): the reports state them for later years
+_FORWARD = re.compile(r"\b(?:will|shall|plan(?:s|ned)?|target(?:s|ed)?|goals?|aims?|expect(?:s|ed)?|forecast|"
+                      r"intend(?:s|ed)?|projected|outlook|ambitions?|strateg(?:y|ies))\b", re.I)
+
+
+def uncovered(question: str, periods: list[str]) -> str:
+    """The words of a time no report covers ("before 2012", "the 1990s" over reports of
+    2012-2023), ``""`` when there is none. A time after the last report in a question about
+    plans ("What does Audi plan after 2025?") is left to the reports, which state their targets."""
+    question = _expand_years(question)
+    years = [int(p) for p in periods if p.isdigit()]
+    if not years:
+        return ""
+    ranged = open_range(question, periods)
+    if ranged is not None and not ranged[1]:  # empty: wholly before the first report or after the last
+        return "" if _op_of(ranged[0]) in (">", ">=") and _FORWARD.search(question) else ranged[0]
+    decade = _DECADE.search(question)
+    if decade and not _years(question):
+        ys = _decade_years(question)
+        if not any(y in years for y in ys) and not (min(ys) > years[-1] and _FORWARD.search(question)):
+            return decade.group(0)
+    return ""
+
+
+def _op_of(words: str) -> str:
+    """The comparison an open-range phrase makes ("after 2023" -> ">")."""
+    m = _OPEN_RANGE.search(words)
+    if m is not None:
+        return _OPEN_OPS[" ".join(m.group(1).lower().split())]
+    return next((op for pat, op in _OPEN_AROUND if pat.search(words)), "")
 
 
 def present_note(question: str, periods: list[str]) -> str:
@@ -171,15 +264,16 @@ def unread_conditions(question: str, periods: list[str], *, extractive: bool = T
     """
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
+    question = _expand_years(question)
     out: list[str] = []
-    ranged = open_range(question, periods)
-    if ranged is not None and not ranged[1]:
-        out.append(f"{ranged[0]!r}: no report covers it (the reports cover {_span(periods)})")
+    gone = uncovered(question, periods)
+    if gone:
+        out.append(f"{gone!r}: no report covers it (the reports cover {_span(periods)})")
     m = _EXCLUDED_YEAR.search(question)
     if m:
         out.append(f"leaving out a year {' '.join(m.group(0).split())!r}: name the years you want")
-    if not _years(question):
-        m = _RELATIVE.search(question)
+    if not _years(question) and not _decade_years(question):
+        m = _RELATIVE.search(question) if report_position(question, periods) is None else None
         if m:
             out.append(f"a time relative to now {' '.join(m.group(0).split())!r}: name the year "
                        f"(the reports cover {_span(periods)})")
