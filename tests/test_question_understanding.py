@@ -517,3 +517,47 @@ def test_two_bounds_written_together_are_the_window_between(text, window):
 def test_two_bounds_that_leave_nothing_between_are_reported():
     q = parse_question("Who did Obama visit after 2013 and before 2014?")
     assert q.window is None and q.unsupported == ["an empty window 'after 2013 and before 2014'"], q.unsupported
+
+
+@pytest.mark.parametrize("text, what", [
+    ("Who had Iran threatened by the time Obama visited China?", "a time given by an event: 'by the time'"),
+    ("Who did Merkel praise upon her return from China?", "a time given by an event: 'upon her'"),
+    ("Who did Obama meet the day Kerry visited Iran?", "a time given by an event: 'the day Kerry'"),
+    ("Who did Obama criticize in his first year in office?", "a time given by an event"),
+    ("Who did Kerry meet last quarter?", "'last quarter'"),
+    ("Who did Obama talk to last night?", "'last night'"),
+    ("Who criticized Japan in the first half of May 2014?", "'first half of'"),
+    ("What was the number of visits Obama made to China in 2014?", "a count ('the number of')"),
+    ("Who criticized Iran more than anyone else in 2014?", "a superlative it cannot read"),
+    ("Has Obama visited China more than once?", "a count condition: 'more than once'"),
+    ("Did Kerry visit Iran only once in 2014?", "a count condition: 'only once'"),
+    ("Who met Obama in 2014 and then met Merkel?", "two events in sequence ('and then')"),
+    ("Which countries did only Obama visit in 2014?", "'only O"),
+    ("Which countries did all of Obama, Kerry and Biden visit in 2014?", "'all of'"),
+    ("Who criticised Iran but not Japan in 2014?", "a negation: 'but not Japan'"),
+    ("Who did China threaten half a year after the G20?", "a distance from the anchor it cannot read"),
+    ("Who did Obama meet a couple of weeks after Merkel?", "a distance from the anchor it cannot read"),
+    ("Who were the first two countries to criticize Iran in 2014?", "a number of answers"),
+])
+def test_review_32_conditions_are_reported_not_dropped(text, what):
+    """A user's-eye review (session 32) found these answered as if the condition were not there,
+    or with "first"/"last" read from a calendar phrase as an order."""
+    q = parse_question(text, reference="2014-12-31")
+    assert any(what in u for u in q.unsupported), q.unsupported
+    if "last" in text.split() or "first" in text.split():
+        assert q.ordinal is None, q.ordinal
+
+
+def test_review_32_readings():
+    q = parse_question("Who besides the United States criticized Iran in 2014?")
+    assert q.exclude == ["United States"] and "criticized Iran" in q.main and not q.unsupported, (q.exclude, q.main)
+    q = parse_question("Who did Obama meet in 2014 but not Merkel?")  # the answer's role: leave Merkel out
+    assert q.exclude == ["Merkel"] and not q.unsupported, (q.exclude, q.unsupported)
+    q = parse_question("Who did Obama meet in the period 2014-03-01 to 2014-03-31?")
+    assert q.constraint == "between" and not q.unsupported, q.unsupported
+    q = parse_question("who did merkel host a visit from in the first half of 2014")
+    assert q.window == ("2014-01", "2014-06", "between"), q.window  # not "from then on"
+    q = parse_question("Who visited China at the latest by June 2014?")
+    assert q.ordinal is None and q.constraint == "before", (q.ordinal, q.constraint)
+    q = parse_question("When did Obama meet Merkel for the last time?")
+    assert q.ordinal == "last" and not q.unsupported

@@ -220,7 +220,12 @@ _TIME_TARGET = [
     (re.compile(r"\b(?:what|which)\s+(?:(?:was|is)\s+the\s+(?:\w+\s+)?)?month\b|\b(?:exact|specific|particular)\s+month\b|\bmonth\s+(?:did|was|when|in which)\b", re.I), Granularity.MONTH),
     (re.compile(r"^\s*when\b|\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+(?:\w+\s+)?(?=(?:day|date)\b))?(?:day|date|time)\b|\bexact\s+(?:date|day|time)\b|\bwhen\s+(?:did|was|were|does|has|had)\b", re.I), Granularity.DAY),
 ]
-_FIRST = re.compile(r"\b(?:first|earliest|initial(?:ly)?|for the first time)\b", re.I)
+#: "first"/"last" before a period noun is a calendar phrase ("the last quarter", "the first half of
+#: May", "last night", "his first year in office"), not an order; "at the latest/earliest" is a bound
+_PERIOD_AFTER = (r"(?!\s+(?:half|quarter|week|weekend|fortnight|night|month|year|decade|days|weeks|months|years|"
+                 r"few|couple|several|\d+|two|three|four|five|six|seven|eight|nine|ten)\b"
+                 r"(?!\s+(?:when|that|in\s+which)\b))")  # "the last year when X was Y" asks for an order
+_FIRST = re.compile(rf"(?<!\bat the )\b(?:first|earliest|initial(?:ly)?|for the first time)\b{_PERIOD_AFTER}", re.I)
 #: a day of a month left over once the dates were read ("between the 1st and 10th of May 2014",
 #: "from May 1st to May 10th, 2014"): a day range the parser does not read
 _LEFT_DAY = re.compile(rf"\b{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}(?!\w)"
@@ -235,7 +240,8 @@ _NTH = re.compile(
     r"|second[\s-]+(?:last|latest|most\s+recent)|(?:ante)?penultimate"
     r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|(?<!')third(?!')(?!\s+(?:party|parties|location|country|countries|world|sector|way))|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
     r"|\d*(?:1[1-3]th|[02-9]?(?:2nd|3rd|[4-9]th|0th)|[02-9]1st))(?!\w)", re.I)
-_LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b", re.I)
+_LAST = re.compile(rf"(?<!\bat the )\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b{_PERIOD_AFTER}",
+                   re.I)
 _NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several)"
 #: conditions left in the question after every part the parser represents was cut from it: a
 #: plan would ignore them and answer another question, so each is reported in ``unsupported``
@@ -250,7 +256,8 @@ _RESIDUE = [
     (re.compile(r"\b(?:more|less)\s+(?:often|frequently)\s+than\b|\bas\s+(?:often|frequently)\s+as\b", re.I),
      "a comparison of counts"),
     (re.compile(r"\b(?:which|what)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+[a-z]\w*|"
-                r"\btop\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I),
+                r"\b(?:top|first|last|latest)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?!days|weeks|months|"
+                r"years|quarters)\w+", re.I),
      "a number of answers (the answer is a ranked list; read its head)"),
     (re.compile(r"\b(?:who|whom|what|which)\s+else\b", re.I), "'else' (it refers to an earlier answer)"),
     (re.compile(r"\b(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+(?:night|noon|midnight|dawn|dusk))\b", re.I),
@@ -273,6 +280,23 @@ _RESIDUE = [
     (re.compile(rf"\b(?:last|this|next)\s+{_MON}(?!\w)", re.I), "a relative month; add the year"),
     (re.compile(r"\bhow\s+long\b", re.I), "a duration (the tools give dates, not lengths)"),
     (re.compile(r"\b(?:the\s+)?ones\b", re.I), "a reference it cannot resolve ('the ones')"),
+    (re.compile(r"\bby\s+the\s+time\b|\bupon\s+(?:his|her|their|its|the)\b|\bon\s+the\s+eve\s+of\b|"
+                r"\b(?:at|by|near|towards?)\s+the\s+(?:start|end|beginning|close)\s+of\s+(?:his|her|their|its)\b|"
+                r"\b(?:in|during)\s+(?:his|her|their|its)\s+(?:(?:first|last|final|second)\s+)?(?:years?|months?|weeks?|"
+                r"days?|term|tenure|presidency|time)\b|\bin\s+(?:office|power)\b|"
+                r"\bthe\s+(?:day|week|month|night|morning|evening)\s+(?:that\s+|when\s+)?(?-i:[A-Z])\w*", re.I),
+     "a time given by an event"),
+    (re.compile(r"\b(?:first|second|last|latter)\s+(?:half|fortnight|week|weeks|days|\w+\s+days)\s+of\b|"
+                r"\b(?:first|second|third|fourth|last|latter)\s+(?:half|quarter)\b|"
+                r"\b(?:last|this|next|past|previous|coming)\s+(?:quarter|weekend|fortnight|night)\b|\bat\s+the\s+earliest\b",
+                re.I), "a part of a period, or a bound, it cannot read; give the dates"),
+    (re.compile(r"\b(?:the\s+)?number\s+of\s+(?!times\b)\w+", re.I), "a count ('the number of'); ask 'how many times'"),
+    (re.compile(r"\bmore\s+than\s+any(?:one|body|\s+other)\b|\b(?:the\s+)?(?:highest|largest|biggest|greatest|lowest|"
+                r"smallest)\s+(?:number|amount|count|share)\s+of\b", re.I),
+     "a superlative it cannot read (only 'most often' is)"),
+    (re.compile(r"\band\s+then\b|\bafter\s+that\b", re.I), "two events in sequence ('and then')"),
+    (re.compile(r"\bonly\s+(?-i:[A-Z])|\b(?:all|each|every\s+one|both)\s+of\s+(?!\d|the\s+year|(?:19|20)\d\d)", re.I),
+     "a condition on several entities at once ('only X', 'all of')"),
     (re.compile(r"\b(?!(?:month|year|day|date|time|period|week|moment|the|and|or|but|so|is|was)\s)\w+\s+when\s+"
                 r"(?!(?:was|were|is|are|did|does|do|has|have|had)\b)\w+|\bahead\s+of\b|\bin\s+the\s+(?:wake|aftermath|run-up)\s+(?:of|to)\b|"
                 r"\bthe\s+same\s+(?:week|quarter|decade)\b", re.I), "a time given by an event"),
@@ -296,6 +320,10 @@ _RAW_RESIDUE = [
     (re.compile(r"\b(?:shortly|soon|long|well)\s+(?:after|before)\b"
                 r"|\b(?:the|in\s+the|on\s+the|within\s+the)\s+(?:day|week|month|year)s?\s+(?:after|before|following)\b",
                 re.I), "a distance from the anchor it cannot read; give a window"),
+    (re.compile(r"\bhalf\s+(?:a|an)\s+(?:year|month|week|day)\b|\b(?:one|two|three|a)\s+and\s+a\s+half\s+\w+|"
+                r"\b(?:a\s+couple\s+of|a\s+few|several|some|many)\s+(?:days|weeks|months|years)\s+(?:after|before|later|"
+                r"earlier)\b|(?<!\d\s)(?<!\w\s)\b(?:days|weeks|months|years)\s+(?:after|before|later|earlier)\b", re.I),
+     "a distance from the anchor it cannot read; give a window"),
 ]
 #: "right before X" is the last event before X, "immediately after X" the first after it
 _RIGHT_NEXT = re.compile(r"\b(?:immediately|right|just|directly)\s+(before|after)\b", re.I)
@@ -395,6 +423,11 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     def take(m: re.Match[str], begin: str, end: str, kind: str = "between") -> None:
         text, start = m.group(0).strip(), m.start()
         pre = _WINDOW_PREP.search(s[:start])
+        if pre and pre.group(1).lower() == "from" and (
+                re.search(r"\bfrom\s+(?:in|during|on|at)\b", pre.group(0), re.I) or re.search(
+                    r"\b(?:visits?|calls?|messages?|letters?|requests?|invitations?|delegations?|criticism|praise|"
+                    r"support|threats?|appeals?|statements?|aid|help|word|news)\s*$", s[: pre.start()], re.I)):
+            pre = None  # "a visit from in Q3 2014", "a call from last month": the source's "from", no bound
         if pre:  # "since last year", "until the end of 2012", "other than last year", "before Q3 2013"
             word = " ".join(pre.group(1).lower().split())
             text, start = f"{pre.group(1)} {text}", pre.start()
@@ -617,6 +650,12 @@ _EXCLUDE = re.compile(
     r"leaving out|but not|not including)\s+(?:the\s+)?", re.I)
 _EXCL_END = re.compile(r"\s*,|\s+(?=(?:who|whom|which|what|when|in|on|during|before|after|since|between|"
                        r"from|by|did|does|do|has|have|had|was|were|is|are|most|first|last)\b)|\s*\?|$", re.I)
+#: inside a capitalised name, the first lower-case word that is no name connector ends it
+_NAME_ENDS = re.compile(r"\s(?!(?:of|the|and|de|al|el|du|la|le|von|van|der|bin|ibn|da|do|dos|das|del|y|for|on|in|"
+                        r"at|to)\b)(?-i:[a-z])[\w'-]*")
+#: the question asks with an auxiliary after its wh-phrase ("Who did X ..."): its answer is an object
+_AUX_ASK = re.compile(r"^\s*(?:(?:with|to|from|for|by|against|on|about|at)\s+)?(?:who|whom|which\s+\w+|what\s+\w+)\s+"
+                      r"(?:did|does|do|would|will|has|have|had|could|might|was|were|is)\b", re.I)
 _COUNT = re.compile(r"\bhow\s+(?:many\s+times|often|frequently)\b|\b(?:the\s+)?number\s+of\s+times\b|"
                     r"\bhow\s+many\s+(?:(?:different|distinct|separate)\s+)?(\w+)\b|\bcount\s+(?:of\s+|the\s+)?", re.I)
 _MOST = re.compile(r"\b(?:the\s+)?most\s+(?:often|frequently|times|commonly|regularly)\b|"
@@ -680,6 +719,11 @@ def _wording(s: str, q: TemporalQuestion) -> str:
     yes/no question."""
     for pat, rep in _CONTRACTIONS:
         s = pat.sub(rep, s)
+    # "in the period 2014-03-01 to 2014-03-31" is "from ... to ..."; "in the period between" is "between"
+    s = re.sub(r"\b(?:in|during|over|within|for)\s+the\s+(?:period|time\s+frame|timeframe|time\s+span)\s+"
+               r"(?=(?:from|between)\b)", " ", s, flags=re.I)
+    s = re.sub(r"\b(?:in|during|over|within|for)\s+the\s+(?:period|time\s+frame|timeframe|time\s+span)\s+(?:of\s+)?"
+               r"(?=[\w.,/ -]+?\s+(?:to|until|till|through)\s)", " from ", s, flags=re.I)
     s = _FILLERS.sub(" ", s)
     changed = True
     while changed:
@@ -709,7 +753,20 @@ def _operators(s: str, q: TemporalQuestion) -> str:
             break
         rest = s[m.end():]
         e = _EXCL_END.search(rest)
-        phrase = _strip(rest[: e.start()] if e else rest)
+        stop = e.start() if e else len(rest)
+        # "Who besides the United States criticized Iran": a name ends at its first lower-case word
+        named = re.match(r"\s*(?-i:[A-Z])", rest[:stop]) and re.search(_NAME_ENDS, rest[:stop])
+        if named:
+            stop, e = named.start(), None
+        phrase = _strip(rest[:stop])
+        words = " ".join(m.group(0).lower().replace(",", " ").split())
+        subject_answer = not _AUX_ASK.match(s[: m.start()]) and not _PASSIVE.search(s)
+        if words == "but not" and subject_answer and phrase:
+            # "Who criticised Iran but not Japan": who did not criticise Japan (a negation), not an
+            # answer to leave out
+            q.unsupported.append(f"a negation: 'but not {phrase}'")
+            s = s[: m.start()] + " " + rest[stop:]
+            continue
         for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase) if phrase):
             if _TIME_RE.search(p):
                 # "not counting 2014": a time left out is no entity to exclude, and no window either
@@ -718,7 +775,7 @@ def _operators(s: str, q: TemporalQuestion) -> str:
                 q.exclude.append(p)
         # "Who, other than X, did Y ...": the clause's closing comma goes with it
         tail = rest[e.end():] if e and e.group(0).strip() == "," and m.group(0).lstrip().startswith(",") else \
-            rest[e.start():] if e else ""
+            rest[stop:]
         s = s[: m.start()] + " " + tail
     m = _COUNT.search(s)
     if m:
@@ -848,7 +905,8 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
     s = re.sub(r"\s*,?\s+or\s+not\s*$", "", s, flags=re.I) if q.operator == "exists" else s  # "..., or not?"
     s = re.sub(r"\b(?:so\s+far|to\s+date|ever)\b", " ", s, flags=re.I)  # up to the data's end: no bound
     if q.operator == "exists":  # "Did X visit Y once in 2013?" asks whether it happened
-        s = re.sub(r"\b(?:at\s+least\s+)?once\b", " ", s, flags=re.I)
+        s = re.sub(r"(?<!\bthan\s)(?<!\bonly\s)(?<!\bjust\s)(?<!\bexactly\s)\b(?:at\s+least\s+)?once\b", " ", s,
+                   flags=re.I)
     # the anchor and the exclusions are checked too: "before his second visit to China",
     # "after Israel never did", "except during the summer"; (text, is an entity phrase),
     # with "owner or operator" blanked out (same length, so match positions hold)
