@@ -532,6 +532,7 @@ def test_two_bounds_that_leave_nothing_between_are_reported():
     ("Has Obama visited China more than once?", "a count condition: 'more than once'"),
     ("Did Kerry visit Iran only once in 2014?", "a count condition: 'only once'"),
     ("Who met Obama in 2014 and then met Merkel?", "two events in sequence ('and then')"),
+    ("Who criticized Iran and praised Japan in 2014?", "two events ('and' joins a second action): 'and praised Japan'"),
     ("Which countries did only Obama visit in 2014?", "'only O"),
     ("Which countries did all of Obama, Kerry and Biden visit in 2014?", "'all of'"),
     ("Who criticised Iran but not Japan in 2014?", "a negation: 'but not Japan'"),

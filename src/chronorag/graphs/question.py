@@ -295,6 +295,8 @@ _RESIDUE = [
                 r"smallest)\s+(?:number|amount|count|share)\s+of\b", re.I),
      "a superlative it cannot read (only 'most often' is)"),
     (re.compile(r"\band\s+then\b|\bafter\s+that\b", re.I), "two events in sequence ('and then')"),
+    (re.compile(r"\band\s+(?:also\s+)?(?-i:[a-z]+(?:ed|es))\s+(?:the\s+)?(?-i:[A-Z])\w*"),
+     "two events ('and' joins a second action)"),
     (re.compile(r"\bonly\s+(?-i:[A-Z])|\b(?:all|each|every\s+one|both)\s+of\s+(?!\d|the\s+year|(?:19|20)\d\d)", re.I),
      "a condition on several entities at once ('only X', 'all of')"),
     (re.compile(r"\b(?!(?:month|year|day|date|time|period|week|moment|the|and|or|but|so|is|was)\s)\w+\s+when\s+"
