@@ -38,6 +38,11 @@ def test_llm_mode_names_the_conditions_nothing_filtered(sample_index):
     assert out["answers"] == ["Barack Obama"] and out["abstained"] is False
     assert out["reason"].startswith("the dense retriever cannot filter on a count condition: 'at least twice'"), \
         out["reason"]
+    with ScriptedOpenAIServer(["1. Barack Obama"]) as srv:
+        out = build_graph(str(sample_index.path), llm=LLMConfig(base_url=srv.base_url)).invoke(
+            {"question": "Who visited Xi Jinping first?"})
+    assert out["reason"] == ("'first' was read by the LLM over the 10 retrieved events: an event the retriever "
+                             "did not return could change it"), out["reason"]
 
 
 def test_parse_ranked_lines():

@@ -176,6 +176,25 @@ class TemporalQuestion:
             return ""
         return f"{filtered_by} cannot filter on {'; '.join(self.unsupported)} (the answer is {answer_from})"
 
+    def sample_note(self, n_events: int, *, reader: str) -> str:
+        """What an answer read over retrieved events says when the question asks for an order
+        or an anchor ("first", "last before X", "after X"): those are read over a sample of the
+        KG's events, and an event the retriever did not return could change them; ``""``
+        for other questions.
+
+        Parameters
+        ----------
+        n_events : int
+            How many events the reader saw.
+        reader : str
+            Who read them, e.g. ``"the LLM"``.
+        """
+        if not (self.ordinal or self.anchor):
+            return ""
+        what = f"'{self.ordinal}'" if self.ordinal else "the anchor condition"
+        return (f"{what} was read by {reader} over the {n_events} retrieved events: an event the retriever "
+                f"did not return could change it")
+
 
 # a year outside 1900-2099 counts only right after a time preposition ("in 1850")
 _OTHER_YEAR = re.compile(r"\b(?:in|on|during|before|after|since|until|by|between|from|and|year)\s+"

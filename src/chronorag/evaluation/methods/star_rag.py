@@ -84,8 +84,11 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
                 else:
                     why = "the LLM gave no answer"
                 return Prediction(answers=[], evidence=evidence, abstained=True, reason=why, info=info)
-            caveat = parse_question(q["question"]).unfiltered_note(
-                filtered_by="the retriever", answer_from="the LLM's reading of the retrieved events")
+            asked = parse_question(q["question"])
+            caveat = "; ".join(x for x in (
+                asked.unfiltered_note(filtered_by="the retriever",
+                                      answer_from="the LLM's reading of the retrieved events"),
+                asked.sample_note(len(events), reader="the LLM")) if x)
             return Prediction(answers=answers, evidence=evidence, reason=caveat, info=info)
         assert tools is not None and reasoner is not None  # built when there is no LLM
         allowed = ids

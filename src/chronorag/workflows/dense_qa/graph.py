@@ -128,8 +128,10 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
         raise LLMError(f"the LLM returned no answers: {text[:300]!r}")
     # the dense retriever applies none of the question's conditions; the ones the parser cannot
     # represent at all are named, as every LLM path does (the no-LLM reader abstains on them)
-    note = parse_question(q).unfiltered_note(filtered_by="the dense retriever",
-                                             answer_from="the LLM's reading of the retrieved events")
+    pq = parse_question(q)
+    note = "; ".join(x for x in (
+        pq.unfiltered_note(filtered_by="the dense retriever", answer_from="the LLM's reading of the retrieved events"),
+        pq.sample_note(len(events), reader="the LLM")) if x)
     return {"answers": answers[:10], "evidence": evidence, "mode": f"LLM ({chat_llm.name})",
             "abstained": False, "reason": note,
             "messages": [AIMessage(content="\n".join(answers[:10]))]}
