@@ -278,9 +278,11 @@ def test_the_reply_cap_holds_whichever_name_the_client_sends(server, cfg):
     model sends ``max_tokens``, and the local server reads either name."""
     long = [{"role": "user", "content": "Count from 1 to 500, one number per line."}]
     client = cfg.openai_client()
+    control = client.chat.completions.create(model=cfg.model, messages=long, max_tokens=64)
+    assert control.usage.completion_tokens > 6, control.usage  # uncapped at 6, the model goes on
     for field in ("max_tokens", "max_completion_tokens"):
         resp = client.chat.completions.create(model=cfg.model, messages=long, **{field: 6})
-        assert resp.usage.completion_tokens <= 6 and resp.choices[0].finish_reason == "length", (field, resp.usage)
+        assert resp.usage.completion_tokens <= 6, (field, resp.usage)
     reply = server.config(max_tokens=6).langchain_chat().invoke(long)
     assert reply.usage_metadata["output_tokens"] <= 6, reply.usage_metadata
 
