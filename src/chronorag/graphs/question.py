@@ -357,9 +357,10 @@ _SAME = re.compile(r"\b(?:in|on|during|at)?\s*the\s+same\s+(day|month|year|time)
 _ANCHOR_CUT = re.compile(
     r"\s*,\s*|\s+(?=(?:who|whom|which|what|when|with whom|to whom|with which|to which|from which|by whom)\b)"
     r"|\s+(?:did so|did|does|do|had|has|was|were)\s*$", re.I)
-_AUX_SUBJ = re.compile(
-    r"^(?:(?:with|to|from|for|by|against|on|about|at)\s+)?(?:who|whom|which\s+\w+|what\s+\w+)\s+(?:did|does|do|would|will|has|have|had|could|might|was|were|is)\s+(?!the\s+(?:first|last)\b)",
-    re.I)
+#: a wh-phrase and an auxiliary ("Who did", "With which country has"): the answer is an object
+_AUX_HEAD = (r"(?:(?:with|to|from|for|by|against|on|about|at)\s+)?(?:who|whom|which\s+\w+|what\s+\w+)\s+"
+             r"(?:did|does|do|would|will|has|have|had|could|might|was|were|is)")
+_AUX_SUBJ = re.compile(rf"^{_AUX_HEAD}\s+(?!the\s+(?:first|last)\b)", re.I)
 _PASSIVE = re.compile(r"\b(?:was|were|been|be|is|are)\s+(?:\w+\s+){0,2}?\w+ed\s+(?:\w+\s+){0,2}?by\b|\bby\s+whom\b", re.I)
 
 
@@ -675,8 +676,7 @@ _EXCL_END = re.compile(r"\s*,|\s+(?=(?:who|whom|which|what|when|in|on|during|bef
 _NAME_ENDS = re.compile(r"\s(?!(?:of|the|and|de|al|el|du|la|le|von|van|der|bin|ibn|da|do|dos|das|del|y|for|on|in|"
                         r"at|to)\b)(?-i:[a-z])[\w'-]*")
 #: the question asks with an auxiliary after its wh-phrase ("Who did X ..."): its answer is an object
-_AUX_ASK = re.compile(r"^\s*(?:(?:with|to|from|for|by|against|on|about|at)\s+)?(?:who|whom|which\s+\w+|what\s+\w+)\s+"
-                      r"(?:did|does|do|would|will|has|have|had|could|might|was|were|is)\b", re.I)
+_AUX_ASK = re.compile(rf"^\s*{_AUX_HEAD}\b", re.I)
 _COUNT = re.compile(r"\bhow\s+(?:many\s+times|often|frequently)\b|\b(?:the\s+)?number\s+of\s+times\b|"
                     r"\bhow\s+many\s+(?:(?:different|distinct|separate)\s+)?(\w+)\b|\bcount\s+(?:of\s+|the\s+)?", re.I)
 _MOST = re.compile(r"\b(?:the\s+)?most\s+(?:often|frequently|times|commonly|regularly)\b|"

@@ -221,8 +221,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     kg = retriever._index.kg
     mode = ("extractive (no LLM): best retrieved sentence per sub-question that holds the question's "
             "informative words") if chat is None else f"LLM ({chat.name})"
-    unread = unread_conditions(question, list(kg.periods), extractive=chat is None)
-    if uncovered(question, list(kg.periods)):  # "before 2012" over reports from 2012: nothing can show it
+    periods = list(kg.periods)
+    unread = unread_conditions(question, periods, extractive=chat is None)
+    if uncovered(question, periods):  # "before 2012" over reports from 2012: nothing can show it
         return {"answer": "", "mode": mode, "decomposition": "none", "sub_answers": [], "abstained": True,
                 "reason": "cannot answer: " + "; ".join(unread), "evidence": [], "chunk_ids": []}
     ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)
@@ -230,7 +231,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     if chat is None:
         subs, missing = [], []
         for r in results:
-            best, why = _extract(kg, r, list(kg.periods))
+            best, why = _extract(kg, r, periods)
             subs.append({"period": r.sub.period, "question": r.sub.question, "answer": best})
             if why:
                 missing.append(f"[{r.sub.period or 'all'}] {why}")
@@ -242,7 +243,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         if unread:  # a sentence per period would answer another question: refuse, keeping the sentences
             found, reason = False, "cannot represent: " + "; ".join(unread)
         elif found:
-            reason = "; ".join(p for p in (reason, present_note(question, list(kg.periods))) if p)
+            reason = "; ".join(p for p in (reason, present_note(question, periods)) if p)
         return {"answer": final if found else "", "mode": mode,
                 "decomposition": how, "sub_answers": subs, "abstained": not found,
                 "reason": reason if results else "no sub-question retrieved anything",
@@ -312,7 +313,7 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
         reason = ("the LLM gave an empty answer" if subs else "no sub-question retrieved anything")
     unapplied = ("the retrieval did not apply " + "; ".join(unread)
                  + " (the answer is the LLM's reading of the retrieved reports)") if unread else ""
-    now = present_note(question, list(kg.periods)) if final else ""
+    now = present_note(question, periods) if final else ""
     reason = "; ".join(p for p in (reason, synthesis if final else "", figures, unapplied, now) if p)
     return {"answer": final, "mode": mode, "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}
