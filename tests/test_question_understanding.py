@@ -65,6 +65,13 @@ def test_relative_dates_use_the_reference_date():
     assert q.window == ("2014-06-01", "2014-06-15", "between")
     q = parse_question("Who did Kenya visit three days ago?", reference="2014-06-15")
     assert q.window == ("2014-06-12", "2014-06-12", "in/on")
+    # "the past year", "the last month": the span up to the reference date, not the calendar period
+    q = parse_question("Who did Kenya criticise over the past year?", reference="2014-06-15")
+    assert q.window == ("2013-06-15", "2014-06-15", "between") and not q.unsupported, q.window
+    q = parse_question("Who did Kenya visit in the last month?", reference="2014-06-15")
+    assert q.window == ("2014-05-15", "2014-06-15", "between"), q.window
+    q = parse_question("Who did Kenya visit the previous year?", reference="2014-06-15")
+    assert q.window == ("2013", "2013", "in/on"), q.window
     q = parse_question("Who did Kenya visit last year?")  # no reference, no span: reported
     assert q.window is None and "reference date" in q.unsupported[0]
     with pytest.raises(ValueError, match="reference date"):
@@ -539,6 +546,9 @@ def test_two_bounds_that_leave_nothing_between_are_reported():
     ("Who did China threaten half a year after the G20?", "a distance from the anchor it cannot read"),
     ("Who did Obama meet a couple of weeks after Merkel?", "a distance from the anchor it cannot read"),
     ("Who were the first two countries to criticize Iran in 2014?", "a number of answers"),
+    # session 33: an approximate time is a window only the user knows
+    ("Did Obama meet Merkel around 10 May 2014?", "an approximate time 'around 10 May 2014'"),
+    ("Who visited China in about 2012?", "an approximate time 'about 2012'"),
 ])
 def test_review_32_conditions_are_reported_not_dropped(text, what):
     """A user's-eye review (session 32) found these answered as if the condition were not there,

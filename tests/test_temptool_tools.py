@@ -162,6 +162,26 @@ def test_reasoner_reports_what_it_cannot_do(ecb_tools):
     assert r.answer("what is the meaning of life?").relation() == (None, None)
 
 
+def test_a_third_name_is_refused_not_dropped(ecb_tools):
+    r = TemporalReasoner(ecb_tools)
+    # a yes/no question with two objects: one lookup checks one pair, so the other name would go unread
+    res = r.answer("Did the European Central Bank criticize Romania and Viktor Orban?")
+    assert res.answers == [] and res.plan is None
+    assert "'Romania' besides 'European Central Bank' and 'Viktor Orban'" in res.note, res.note
+    # a place written beside the known entity ("in Greece") is a second name the lookup cannot use
+    res = r.answer("Who did the European Central Bank criticize in France in 2012?")
+    assert res.answers == [] and "'France' besides 'European Central Bank'" in res.note, res.note
+    # a misspelt name in a lower-case question is reported, not read as words of the relation
+    res = r.answer("did the ecb criticize rmoania?")
+    assert res.answers == [] and "'Rmoania' is not in the KG (closest: Romania" in res.note, res.note
+    res = r.answer("did the ecb criticize hungray in 2014?")  # a typo of a word of "Citizen (Hungary)"
+    assert res.answers == [] and "'Hungray' is not in the KG" in res.note, res.note
+    assert r.answer("did the ecb criticize irelnd?").answers == ["yes"]  # a typo the linker accepts
+    assert r.answer("did the ecb slam anyone in 2014?").answers == ["yes"]  # no second name: "anyone"
+    # one name in each slot still answers
+    assert r.answer("Did the European Central Bank criticize Romania?").answers == ["yes"]
+
+
 SECTORS = """\
 Government (Ukraine)\tAccuse\tRussian Railways\t2014-03-01
 Women (Ukraine)\tAccuse\tViktor Yanukovych\t2014-04-01
@@ -200,7 +220,7 @@ def test_a_bare_qualifier_is_not_read_as_one_of_its_sectors(tmp_path, minilm):
 
 def test_a_tie_for_the_top_rank_is_reported(ecb_tools):
     """Two criticisms on the ECB's last day (2014-02-08): both are answers and the reason says
-    that the data do not single out the first; a clear "most often" (Viktor Orban, 2 events)
+    that the data do not single out the top answer; a clear "most often" (Viktor Orban, 2 events)
     carries no tie note."""
     r = TemporalReasoner(ecb_tools)
     res = r.answer("Who did the European Central Bank criticize last?")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -270,6 +271,30 @@ def test_llm_local_select_eval_with_think_and_malformed(topg_dir):
     assert fallbacks.counts("llm-q1").get("topg.select") == 1
     assert out["info"]["tokens"]["calls"] == 4 and out["info"]["tokens"]["prompt_tokens"] > 0
     assert "with LLM" in out["mode"]
+
+
+def test_a_select_that_keeps_nothing_is_said_so(topg_dir):
+    """Gemma 3 270M's Select kept none of the seed facts: the abstention says that the LLM pruned
+    them all (not that nothing was retrieved); a Select naming only numbers outside the list is a
+    counted fallback to the rule, not an empty selection."""
+    from chronorag.integrations.llm import LLMConfig, fallbacks, query_scope
+    from chronorag.integrations.testing import ScriptedOpenAIServer
+    from chronorag.workflows.topg.graph import build_graph
+
+    q = {"question": "Where was the director of the film Blue Harbor born?"}
+    with ScriptedOpenAIServer([json.dumps({"keep": []})]) as srv:
+        out = build_graph(mode="local", index_dir=str(topg_dir), llm=LLMConfig(base_url=srv.base_url)).invoke(q)
+        assert len(srv.requests) == 1  # no answer call over an empty context
+    assert out["abstained"] and out["answer"] == ""
+    assert re.fullmatch(r"the LLM's Select step kept none of the \d+ retrieved facts, so there was nothing "
+                        r"to answer from", out["reason"]), out["reason"]
+    with ScriptedOpenAIServer([json.dumps({"keep": [0, 99]})] * 2 + [json.dumps({"sufficient": True, "answer": "Zagreb"})]
+                              * 6) as srv:
+        gr = build_graph(mode="local", index_dir=str(topg_dir), llm=LLMConfig(base_url=srv.base_url))
+        with query_scope("select-out-of-range"):
+            out = gr.invoke(q)
+    assert fallbacks.counts("select-out-of-range").get("topg.select", 0) >= 1
+    assert "names no listed fact (1-" in fallbacks.last_detail("topg.select", "select-out-of-range")
 
 
 def test_an_unusable_llm_answer_is_an_abstention_with_its_reason(topg_dir):

@@ -607,6 +607,10 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
                 unit = g[0].lower()
                 if unit == "week":
                     take(m, (ref - _dt.timedelta(days=7)).isoformat(), ref.isoformat())
+                elif re.search(r"\bpast\b|\bthe\s+last\b", m.group(0), re.I):
+                    # "over the past year", "in the last month": the span up to the reference date;
+                    # "last year", "the previous month": the calendar period before it (below)
+                    take(m, _shift(ref, -1, unit).isoformat(), ref.isoformat())
                 else:
                     when = _shift(ref, -1, unit)
                     t = _iso(when, unit)
@@ -896,6 +900,12 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
             q.constraint = "after"
         else:
             q.constraint = "in"
+    for t in times:  # "around 10 May 2014", "in about 2012": a window the question leaves to the reader
+        approx = not t.prep and re.search(r"\b(?:around|roughly|approximately|circa|about|near|close\s+to)\s+(?:the\s+)?$",
+                           s[: t.start], re.I)
+        if approx:
+            q.unsupported.append(f"an approximate time {approx.group(0) + t.text!r}: "
+                                 f"give the window you mean ('between ... and ...')")
     for t in sorted(times, key=lambda t: -t.start):
         s = s[: t.start] + " " + s[t.end:]
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import ChronoRAGError
-from chronorag.graphs.linking import EntityLinker
+from chronorag.graphs.linking import EntityLink, EntityLinker
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
@@ -243,8 +243,11 @@ class TemporalReasoner:
                 else:  # left to the typo-tolerant spans below; reported if they do not link it either
                     # (a one-word text is a phrase handed over for linking, "germany" as an anchor: its
                     # caller falls back to the aligner, which a report here would pre-empt)
-                    if len(toks) > 1 and all(w in self._name_words() for w in normalise_tokens(phrase)):
-                        unlinked.append((k, j, link.reason))  # words of KG names ("israel"): a name, not a common word
+                    if len(toks) > 1 and (all(w in self._name_words() for w in normalise_tokens(phrase))
+                                          or self._near_name(phrase, link)):
+                        # words of KG names ("israel") or a near miss of one ("chnia"): a name, not a
+                        # common word, so it is reported rather than read as part of the relation
+                        unlinked.append((k, j, link.reason))
                     k = j + 1
                     continue
             else:
@@ -294,6 +297,23 @@ class TemporalReasoner:
                                for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    def _near_name(self, phrase: str, link: EntityLink) -> bool:
+        """A lower-case chunk that misses a KG name by a typo or two ("chnia" for China): its
+        closest name scores >= 0.8 and it is no word of a relation name, of the question's
+        scaffolding or of the KG's names."""
+        words = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
+        if not words or self._relation_words(phrase) or any(
+                w in _FUNCTION_WORDS or w in _ANSWER_NOUNS or w in _QWORDS for w in words):
+            return False
+        if link.score >= 0.8:
+            return True
+        # one word a typo away from a word of the KG's names ("hungray": "Citizen (Hungary)")
+        from rapidfuzz import fuzz, process
+
+        key = normalise_tokens(phrase)
+        return len(words) == 1 and len(words[0]) >= 5 and len(key) == 1 and process.extractOne(
+            key[0], self._name_words(), scorer=fuzz.ratio, score_cutoff=85) is not None
 
     def _name_words(self) -> set[str]:
         """Every normalised word of the KG's entity names (built once)."""
@@ -472,6 +492,16 @@ class TemporalReasoner:
                     head_cue = verb is not None and verb >= ents[0][1]
                 known, role = (ents[0] if head_cue else ents[-1]), ("head" if head_cue else "tail")
             plan.known, plan.known_role = known[2], role
+        dropped = list(dict.fromkeys(e[2] for e in ents if e[2] not in (plan.known, plan.other)
+                                     and not _rest_of_name(main, e, ents, (plan.known, plan.other))))
+        if dropped:
+            # "Did Obama meet Merkel and Hollande?", "Who did HRW condemn in Ethiopia?": one plan
+            # holds a known entity (and, for yes/no, counts and times, a second); a further name
+            # would be silently ignored
+            used = [x for x in (plan.known, plan.other) if x]
+            return None, (f"cannot represent: the question names {', '.join(repr(e) for e in dropped)} besides "
+                          f"{' and '.join(repr(u) for u in used)}, and one lookup uses only "
+                          f"{'these two' if len(used) == 2 else 'that one'}; ask about each name separately")
         if q.ordinal == "first" or (q.constraint == "after" and not q.ordinal):
             plan.order = "first"
         elif q.ordinal == "last" or (q.constraint == "before" and not q.ordinal):
@@ -851,7 +881,7 @@ class TemporalReasoner:
         what = (f"{top} event(s) each" if col == 2 else
                 f"the {'earliest' if col == 0 else 'latest'} date, {minutes_to_iso(top, Granularity.DAY)}")
         names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
-        return f"{len(tied)} answers tie ({what}): {names}; the data do not single out the first"
+        return f"{len(tied)} answers tie ({what}): {names}; the data do not single out the top answer"
 
     @staticmethod
     def _tied(stats: dict[str, list[int]], order: str, answers: list[str]) -> list[str]:
@@ -885,6 +915,20 @@ _FUNCTION_WORDS = {"than", "not", "also", "only", "both", "either", "neither", "
                    "frequently", "usually", "once", "twice", "thrice", "their", "them", "they", "his", "her",
                    "its", "he", "she", "we", "our", "us", "my", "your", "these", "those", "such", "did",
                    "happen", "happened", "anything", "something", "nothing", "whatever", "how", "why", "own"}
+
+
+def _rest_of_name(text: str, ent: tuple[int, int, str], ents: list[tuple[int, int, str]],
+                  used: tuple[str | None, ...]) -> bool:
+    """``ent`` is the tail of a used entity's name written right after it: a misspelt
+    "Nationl Council for Peace and Order of Thailand" links its first words to the council
+    and "Thailand" on its own; that "Thailand" is no second name."""
+    for _, e, name in ents:
+        if name in used and name != ent[2] and ent[2].lower() in name.lower() \
+                and re.fullmatch(r"[\s,]*(?:of|in|for)?\s*(?:the\s+)?", text[e: ent[0]], re.I):
+            return True
+    return False
+
+
 def _word_in(w: str, words: list[str]) -> bool:
     """``w`` is one of ``words`` (normalised tokens), up to a typo (rapidfuzz ratio >= 85)."""
     from rapidfuzz import fuzz

@@ -234,6 +234,8 @@ def answer(state: ToPGState, runtime: Runtime[ToPGContext], *, build: _Build) ->
     elif not ans:
         why = fallbacks.last_detail("topg.answer", rid)
         reason = (f"the LLM's final answer was unusable (counted as topg.answer): {why[:200]}" if why
+                  else f"the LLM's Select step kept none of the {len(tail)} retrieved facts, so there was nothing "
+                       f"to answer from" if not context and tail
                   else "nothing was retrieved to answer from" if not context else "the LLM gave no answer")
     elif no_answer_reply(ans):  # "The facts do not mention it": an abstention, not an answer
         reason, ans = f"the LLM found no answer in the facts ({ans[:120]!r})", ""

@@ -358,7 +358,10 @@ def select(index: TopgIndex, llm: ChatLLM | None, query: str, qvec: np.ndarray, 
         if not isinstance(keep, list):
             raise LLMError(f"select reply has no 'keep' list: {str(reply)[:200]}")
         nums = sorted({int(x) for x in keep if isinstance(x, (int, float)) or (isinstance(x, str) and x.isdigit())})
-        return [cand[n - 1] for n in nums if 1 <= n <= len(cand)]
+        kept = [cand[n - 1] for n in nums if 1 <= n <= len(cand)]
+        if keep and not kept:  # "keep": [0] or [21] for 20 facts: a reply that names none of them
+            raise LLMError(f"select reply names no listed fact (1-{len(cand)}): {str(keep)[:200]}")
+        return kept
     except (LLMError, ValueError, TypeError) as exc:
         record_fallback("topg.select", str(exc))
         return heuristic_select(index, query, qvec, cand, threshold=settings.select_threshold,
