@@ -162,6 +162,21 @@ def test_reasoner_reports_what_it_cannot_do(ecb_tools):
     assert r.answer("what is the meaning of life?").relation() == (None, None)
 
 
+def test_receiving_an_action_from_x_makes_x_its_doer(ecb_tools):
+    """"Who received criticism from the ECB?" asks whom the ECB criticised; read with the ECB as
+    the object it answered who criticised the ECB (and "received" pulled in "Receive ..." names)."""
+    r = TemporalReasoner(ecb_tools)
+    res = r.answer("Who received criticism from the European Central Bank in 2012?")
+    assert res.plan is not None and res.plan.known == "European Central Bank" and res.plan.known_role == "head"
+    assert set(res.answers) == {"Viktor Orban", "Other Authorities / Officials (Greece)", "Ireland"}, res.answers
+    res = r.answer("Which country got criticism from France?")  # France criticised the ECB, no country
+    assert res.plan is not None and res.plan.known == "France" and res.plan.known_role == "head"
+    assert res.answers == ["European Central Bank"]
+    res = r.answer("When did the European Central Bank receive criticism from Segolene Royal last?")
+    assert res.answers[:1] == ["2007-03-20"], res.answers
+    assert r.answer("Did Romania receive criticism from the European Central Bank?").answers == ["yes"]
+
+
 def test_a_third_name_is_refused_not_dropped(ecb_tools):
     r = TemporalReasoner(ecb_tools)
     # a yes/no question with two objects: one lookup checks one pair, so the other name would go unread

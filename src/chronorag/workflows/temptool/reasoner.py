@@ -298,6 +298,25 @@ class TemporalReasoner:
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
 
+    def _converse(self, main: str, ents: list[tuple[int, int, str]]) -> str | None:
+        """The relation phrase of a "receive/get/have <action> from X" question, else ``None``.
+
+        "Who received a visit from Obama?", "Did Ukraine get threats from Russia?": the action's
+        doer is X, so the caller swaps the roles. Not when the KG has a relation named for the
+        receiving itself ("Receive inspectors" for "received inspectors from the IAEA").
+        """
+        m = _CONVERSE.search(main)
+        if m is None or not any(re.fullmatch(r"\s*(?:the\s+)?", main[m.end(): a]) for a, _, _ in ents):
+            return None
+        noun = relation_tokens(m.group("noun"))
+        if not noun:
+            return None
+        for rel in self.tools.store.relations:
+            toks = relation_tokens(rel)
+            if toks and toks[0] == relation_tokens("receive")[0] and set(noun) & set(toks[1:]):
+                return None
+        return m.group("noun")
+
     def _near_name(self, phrase: str, link: EntityLink) -> bool:
         """A lower-case chunk that misses a KG name by a typo or two ("chnia" for China): its
         closest name scores >= 0.8 and it is no word of a relation name, of the question's
@@ -492,6 +511,15 @@ class TemporalReasoner:
                     head_cue = verb is not None and verb >= ents[0][1]
                 known, role = (ents[0] if head_cue else ents[-1]), ("head" if head_cue else "tail")
             plan.known, plan.known_role = known[2], role
+        conv = None if q.passive else self._converse(main, ents)
+        if conv is not None:
+            # "Who received criticism from China?" asks whom China criticised: the name after "from"
+            # is the doer, and the relation is the noun ("criticism"), not "receive"
+            plan.relation = conv
+            if plan.other is not None:
+                plan.known, plan.other = plan.other, plan.known
+            else:
+                plan.known_role = "head" if plan.known_role == "tail" else "tail"
         dropped = list(dict.fromkeys(e[2] for e in ents if e[2] not in (plan.known, plan.other)
                                      and not _rest_of_name(main, e, ents, (plan.known, plan.other))))
         if dropped:
@@ -901,6 +929,10 @@ class TemporalReasoner:
         return sorted(stats, key=lambda n: (-stats[n][2], stats[n][0], n))
 
 
+#: "received a visit from", "got threats from", "had a call from": the doer comes after "from"
+_CONVERSE = re.compile(r"\b(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|ha[ds]|have|having|welcom(?:e|es|ed|ing))"
+                       r"\s+(?:(?:a|an|the|some|any|several|many|more|repeated|new)\s+)?"
+                       r"(?P<noun>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}?)\s+from\b", re.I)
 # nouns that name the answer, not the relation ("the name of the first one", "which party")
 _ANSWER_NOUNS = {"name", "names", "one", "ones", "party", "parties", "actor", "actors", "entity", "entities",
                  "organisation", "organization", "group", "groups", "someone", "somebody", "anyone", "anybody",
