@@ -684,3 +684,33 @@ def test_no_llm_first_over_retrieved_events_is_checked_against_the_whole_kg(ecb_
     pred = make_method("star-rag", ecb_index.path)(q)
     assert pred.answers[0] == "Romania" and not pred.abstained
     assert "'first' read over the 11 retrieved events, and the whole KG's matching events agree" in pred.reason
+
+
+def test_no_llm_counts_yes_no_and_lists_over_retrieved_events_say_so(ecb_index, monkeypatch):
+    """A count is refused over retrieved events; a yes/no read over them stands only when the whole
+    KG agrees; a plain list says the KG may hold more answers (its tie and
+    ranking count only the retrieved events)."""
+    import numpy as np
+
+    from chronorag.evaluation import make_method
+    from chronorag.retrievers.star_rag import StarRAGRetriever
+
+    build_rule_graph(ecb_index.store, config=RuleGraphConfig(min_support=0.3)).save(ecb_index.path)
+    store = ecb_index.store
+    every = np.arange(len(store))
+    late = np.asarray([i for i, e in zip(every, store.events(every))
+                       if e.verbalize().startswith("On 2014") and "European Central Bank criticize" in e.verbalize()])
+    monkeypatch.setattr(StarRAGRetriever, "retrieve_event_ids", lambda self, question, **kw: (late, {}))
+    m = make_method("star-rag", ecb_index.path)
+    # Viktor Orban: 1 criticism among the two retrieved 2014 events, 2 in the whole KG
+    pred = m({"question": "How many times did the ECB criticize Viktor Orban?"})
+    assert pred.abstained and pred.answers == [] and "counting needs every matching event" in pred.reason, pred
+    pred = m({"question": "Did the ECB criticize Viktor Orban in 2014?"})
+    assert pred.answers == ["yes"] and "the yes/no read over the 2 retrieved events, and the whole KG's matching " \
+        "events agree" in pred.reason, pred.reason
+    pred = m({"question": "Did the ECB criticize Romania?"})  # its one criticism (2010) was not retrieved
+    assert pred.answers == [] and pred.abstained, pred
+    pred = m({"question": "Who did the ECB criticize?"})
+    assert set(pred.answers) == {"Citizen (Hungary)", "Viktor Orban"}
+    assert pred.reason.endswith("read over the 2 retrieved events: the KG may hold more answers, and the ranking "
+                                "counts only these events"), pred.reason

@@ -186,6 +186,11 @@ def test_a_third_name_is_refused_not_dropped(ecb_tools):
     # a place written beside the known entity ("in Greece") is a second name the lookup cannot use
     res = r.answer("Who did the European Central Bank criticize in France in 2012?")
     assert res.answers == [] and "'France' besides 'European Central Bank'" in res.note, res.note
+    # two names joined by "and" in one slot, each linked on its own: not read as one of them
+    # ("Orban and Royal" was one unknown name: "'Orban and Royal' is not in the KG")
+    res = r.answer("Did the European Central Bank criticize Orban and Royal?")
+    assert res.answers == [] and "'Viktor Orban' besides 'European Central Bank' and 'Segolene Royal'" in res.note, \
+        res.note
     # a misspelt name in a lower-case question is reported, not read as words of the relation
     res = r.answer("did the ecb criticize rmoania?")
     assert res.answers == [] and "'Rmoania' is not in the KG (closest: Romania" in res.note, res.note

@@ -671,6 +671,8 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     return s
 
 
+#: a word that makes an excluded phrase a time ("other than the summer", "except March")
+_TIME_WORD = re.compile(rf"\b(?:quarter|half|month|year|week|day|spring|summer|autumn|winter|{_MON})s?\b", re.I)
 _EXCLUDE = re.compile(
     r"(?:,\s*)?\b(?:other than|apart from|aside from|except(?:\s+for)?|excluding|besides|not counting|"
     r"leaving out|but not|not including)\s+(?:the\s+)?", re.I)
@@ -793,8 +795,9 @@ def _operators(s: str, q: TemporalQuestion) -> str:
             s = s[: m.start()] + " " + rest[stop:]
             continue
         for p in (_strip(x) for x in re.split(r"\s*,\s*|\s+(?:and|or|nor)\s+", phrase) if phrase):
-            if _TIME_RE.search(p):
-                # "not counting 2014": a time left out is no entity to exclude, and no window either
+            if _TIME_RE.search(p) or _TIME_WORD.search(p):
+                # "not counting 2014", "except the summer": a time left out is no entity to exclude,
+                # and no window either
                 q.unsupported.append(f"excluding a time {p!r}: ask about the window you want")
             elif p:
                 q.exclude.append(p)
@@ -947,9 +950,6 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         q.unsupported.append(f"two anchors in {q.anchor!r}: ask about one")
     if re.search(r"\bbetween\b", s, re.I):
         q.unsupported.append("'between' two things it cannot read as times; write both dates")
-    for x in q.exclude:
-        if re.search(rf"\b(?:quarter|half|month|year|week|day|spring|summer|autumn|winter|{_MON})s?\b", x, re.I):
-            q.unsupported.append(f"excluding a time {x!r}: ask about the window you want")
     for text, entity in parts:
         for m in _NTH.finditer(text):
             word = m.group(0)

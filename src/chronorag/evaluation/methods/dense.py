@@ -1,8 +1,8 @@
 """The ``dense`` method: top-10 events by cosine, read under the question's constraints (no LLM).
 
-The reader (:func:`~chronorag.retrievers.reader.read_events`) applies the question's
-time window, entity role and exclusions to the retrieved events and abstains, with the
-reason, for what it cannot apply (counting, yes/no, first/last, anchor events, an
+The reader (:func:`~chronorag.workflows.temptool.reading.read_retrieved`) applies the
+question's time window, entity role and exclusions to the retrieved events of a relation the
+question can mean, and abstains, with the reason, for what it cannot apply (counting, yes/no, first/last, anchor events, an
 entity not in the KG). ``dense-naive`` is the old reader: every name and date of the
 retrieved events, never abstaining (the time-blind baseline).
 """
@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
-from chronorag.retrievers.reader import rank_candidates, read_events
+from chronorag.retrievers.reader import rank_candidates
 
 
 def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
@@ -22,7 +22,7 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
     if llm_url is not None:
         raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
     from chronorag.graphs.event_index import EventIndex
-    from chronorag.workflows.temptool.reading import reader_constraints
+    from chronorag.workflows.temptool.reading import read_retrieved
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
@@ -42,12 +42,8 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
             return Prediction(answers=rank_candidates(events, q["question"]), evidence=evidence,
                               info={**info, "mode": "no-LLM naive reader (names and dates of retrieved events)"})
         info["mode"] = "no-LLM constrained reader over retrieved events"
-        kw, why = reader_constraints(reasoner, q["question"])
-        if kw is None:
-            return Prediction(answers=[], evidence=evidence, info=info, abstained=True, reason=why)
-        res = read_events(events, q["question"], **kw)
-        return Prediction(answers=res.answers, evidence=evidence, info=info, abstained=res.abstained,
-                          reason=res.reason)
+        answers, abstained, reason = read_retrieved(reasoner, events, q["question"])
+        return Prediction(answers=answers, evidence=evidence, info=info, abstained=abstained, reason=reason)
 
     return method
 

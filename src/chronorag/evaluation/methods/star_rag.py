@@ -21,10 +21,13 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader
     (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
-    neither can apply the question's constraints to the retrieved events. An order or an anchor
-    ("first", "last before X", "after X") read over the retrieved events is a sample's answer:
-    it stands only when the same reasoner over the whole KG agrees (the top answer, or for
-    "after X" alone any matching one); otherwise the method abstains and says what the KG holds.
+    neither can apply the question's constraints to the retrieved events. An order, an anchor, a
+    count, a "most often" or a yes/no ("first", "last before X", "after X", "how many times")
+    read over the retrieved events is a sample's answer: it stands only when the same reasoner
+    over the whole KG agrees (the top answer, or for "after X" alone any matching one);
+    otherwise the method abstains and says what the KG holds. A plain list says that it was
+    read over the retrieved events (the KG may hold more answers; its ranking and ties count
+    only those events).
 
     ``llm_url`` (an OpenAI-compatible endpoint) or ``llm`` (anything
     :func:`~chronorag.integrations.llm.resolve_llm` accepts: ``LLMConfig``, a LlamaIndex LLM, a
@@ -101,27 +104,35 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         if res.answers:
             reason = res.reason
             pq = res.plan.question if res.plan is not None else None
-            if pq is not None and (pq.ordinal or pq.anchor):
-                # "first", "last" and "after X" over a sample of the KG's events: certified only
-                # when the whole KG's matching events give the same answer
-                what = f"'{pq.ordinal}'" if pq.ordinal else "the anchor condition"
-                over = (f"{what} read over the {len(ids)} retrieved events"
-                        + (" and the anchor event" if "anchor_event_ids" in meta else ""))
+            mode = "no-LLM temporal reasoner over the retrieved events"
+            over = (f"read over the {len(ids)} retrieved events"
+                    + (" and the anchor event" if "anchor_event_ids" in meta else ""))
+            if pq is not None and (pq.ordinal or pq.anchor or pq.operator != "select"):
+                # an order ("first", "last before X"), an anchor ("after X"), a count, a "most often"
+                # or a yes/no over a sample of the KG's events: certified only when the whole KG's
+                # matching events give the same answer
+                what = (f"'{pq.ordinal}'" if pq.ordinal else "the anchor condition" if pq.anchor else
+                        {"count": "the count", "most_frequent": "'most often'", "exists": "the yes/no"}[pq.operator])
                 full = reasoner.answer(q["question"])
-                # an order ("first", "last before X") has one answer (or a tie); "before X" alone
-                # is met by every entity of a matching event before X
-                certified = full.answers[: full.top] if pq.ordinal else full.answers
+                # an order or "most often" has one answer (or a tie); a count or a yes/no has one;
+                # "before X" alone is met by every entity of a matching event before X
+                certified = (full.answers[: full.top] if pq.ordinal or pq.operator == "most_frequent" else
+                             full.answers[:1] if pq.operator in ("count", "exists") else full.answers)
                 if full.answers and normalize_answer(res.answers[0]) not in {normalize_answer(a) for a in certified}:
-                    why = (f"{over} gives {res.answers[0]!r}, but the KG holds a matching event the retriever "
-                           f"did not return (over the whole KG: {full.answers[0]!r}); the retrieved events "
-                           f"cannot show the answer")
+                    why = (f"{what} {over} gives {res.answers[0]!r}, but the KG holds a matching event the "
+                           f"retriever did not return (over the whole KG: {full.answers[0]!r}); the retrieved "
+                           f"events cannot show the answer")
                     return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
-                                      info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})
-                caveat = (f"{over}, and the whole KG's matching events agree" if full.answers else
-                          f"{over}: an event the retriever did not return could change it")
-                reason = f"{reason}; {caveat}" if reason else caveat
+                                      info={**meta, "mode": mode})
+                caveat = (f"{what} {over}, and the whole KG's matching events agree" if full.answers else
+                          f"{what} {over}: an event the retriever did not return could change it")
+            else:
+                # each answer is a matching event's, but the list, its ranking and any tie count only
+                # the retrieved events
+                caveat = f"{over}: the KG may hold more answers, and the ranking counts only these events"
+            reason = f"{reason}; {caveat}" if reason else caveat
             return Prediction(answers=list(res.answers), evidence=evidence, reason=reason,
-                              info={**meta, "mode": "no-LLM temporal reasoner over the retrieved events"})
+                              info={**meta, "mode": mode})
         # the reasoner found nothing among the retrieved events: the constrained reader, or abstain
         kw, why = reader_constraints(reasoner, q["question"])
         if kw is None:
@@ -134,14 +145,15 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         kind = ((f"{linked!r}" if linked else "the question's relation")
                 + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
         if not same:
-            why = f"reasoner: {res.reason}; none of the {len(events)} retrieved events is of {kind}"
+            why = f"reasoner over the {len(ids)} retrieved events: {res.reason}; none of them is of {kind}"
             return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
                               info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
         read = read_events(same, q["question"], **kw)
         scope = (f"read over the {len(same)} of {len(events)} retrieved events of {kind}"
                  if len(same) < len(events) else "")
         reason = (f"{read.reason}; {scope}" if scope else read.reason) if read.abstained else (
-            f"reasoner: {res.reason}; answered by the constrained reader" + (f", {scope}" if scope else ""))
+            f"reasoner over the {len(ids)} retrieved events: {res.reason}; answered by the constrained reader"
+            + (f", {scope}" if scope else ""))
         return Prediction(answers=read.answers, evidence=evidence, abstained=read.abstained, reason=reason,
                           info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
 

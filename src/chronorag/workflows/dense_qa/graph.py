@@ -5,9 +5,9 @@ directory named in the run context (``index_dir``), the one given to :func:`buil
 or ``$CHRONORAG_INDEX_DIR``. ``answer`` asks the LLM for ranked answers (any LLM object
 :func:`~chronorag.integrations.llm.resolve_llm` accepts; tokens stream with
 ``stream_mode="messages"``), or, with no LLM, reads the retrieved events under the question's
-constraints (:func:`chronorag.retrievers.reader.read_events`: its time window, entity role and
-exclusions; a refusal, with ``reason``, for what a reader of a few events cannot apply) and
-says so in ``mode``. Every run returns ``abstained`` and ``reason``.
+constraints (:func:`chronorag.workflows.temptool.reading.read_retrieved`: its time window,
+entity role and exclusions, over the events of a relation the question can mean; a refusal, with
+``reason``, for what a reader of a few events cannot apply) and says so in ``mode``. Every run returns ``abstained`` and ``reason``.
 
 Input is ``{"question": ...}`` or ``{"messages": [...]}`` (a human message added since the
 last run is the question; see :func:`chronorag.workflows.common.run_question`), so the graph
@@ -39,11 +39,10 @@ from chronorag.integrations.llm import (
     resolve_llm,
 )
 from chronorag.retrievers.dense import DenseEventRetriever
-from chronorag.retrievers.reader import read_events
 from chronorag.workflows.common import index_dir_of, resolve_context, run_question
 from chronorag.workflows.dense_qa.prompts import ANSWER_SYSTEM, ANSWER_USER
 from chronorag.workflows.dense_qa.state import QAContext, QAInput, QAOutput, QAState
-from chronorag.workflows.temptool.reading import reader_constraints
+from chronorag.workflows.temptool.reading import read_retrieved
 
 __all__ = ["answer", "build_graph", "graph", "parse_ranked_lines", "retrieve", "start"]
 
@@ -104,14 +103,11 @@ def answer(state: QAState, runtime: Runtime[QAContext], *, build: _Build) -> dic
     q = state["current"]
     chat_llm = _llm(build)
     if chat_llm is None:
-        # the question's time window, entity role and exclusions applied to the retrieved events;
+        # the question's time window, entity role and exclusions applied to the retrieved events of
+        # the question's relation;
         # what a reader of a few events cannot apply (counting, first/last, ...) is refused, saying why
-        kw, why = reader_constraints(_reasoner(index_dir_of(ctx.index_dir, method="dense QA")), q)
-        if kw is None:
-            answers, abstained, reason = [], True, why
-        else:
-            read = read_events(events, q, **kw)
-            answers, abstained, reason = read.answers, read.abstained, read.reason
+        answers, abstained, reason = read_retrieved(_reasoner(index_dir_of(ctx.index_dir, method="dense QA")),
+                                                    events, q)
         return {"answers": answers, "evidence": evidence, "abstained": abstained, "reason": reason,
                 "mode": "no-LLM constrained reader (the question's window, entity and exclusions applied to "
                         "the retrieved events)",

@@ -21,7 +21,7 @@ from typing import Any
 
 from chronorag.workflows.temptool.alignment import relation_tokens
 
-__all__ = ["reader_constraints", "relation_family"]
+__all__ = ["plan_relation", "read_retrieved", "reader_constraints", "reader_plan", "relation_family"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,15 +68,32 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
     return (kept, sorted(words)) if kept else (list(events), [])
 
 
-def reader_constraints(reasoner: Any, question: str) -> tuple[dict[str, Any] | None, str]:
-    """``(kwargs for read_events, "")`` or ``(None, why)``."""
+def reader_plan(reasoner: Any, question: str) -> tuple[Any, str]:
+    """The reasoner's plan of ``question`` (``ToolPlan``) and ``""``, or ``(None, why)``."""
     q = reasoner.parse(question)
     problem = reasoner._time_problem(q)
     if problem is not None:
         return None, problem
     plan, why = reasoner.plan_or_reason(q)
+    return (plan, "") if plan is not None else (None, why)
+
+
+def plan_relation(reasoner: Any, plan: Any) -> str | None:
+    """The KG relation the plan's relation phrase links to, or ``None`` below the tools' no-match
+    score (then :func:`relation_family` filters by the phrase's words alone)."""
+    al = reasoner.tools.align_relation(plan.relation)
+    return str(al.name) if al.score >= (reasoner.tools.min_score or 0.0) else None
+
+
+def reader_constraints(reasoner: Any, question: str, *,
+                       plan: Any = None) -> tuple[dict[str, Any] | None, str]:
+    """``(kwargs for read_events, "")`` or ``(None, why)``; ``plan`` from :func:`reader_plan`
+    when the caller already has it."""
     if plan is None:
-        return None, why
+        plan, why = reader_plan(reasoner, question)
+        if plan is None:
+            return None, why
+    q = plan.question
     window = None
     if (plan.begin_time, plan.end_time) != ("-inf", "inf"):
         window = (plan.begin_time, plan.end_time, plan.type)
@@ -84,3 +101,32 @@ def reader_constraints(reasoner: Any, question: str) -> tuple[dict[str, Any] | N
             "exclude": list(plan.exclude), "known": plan.known,
             "known_role": plan.known_role if plan.target == "entity" else None,
             "ordinal": q.ordinal, "anchor": plan.anchor, "granularity": q.granularity}, ""
+
+
+def read_retrieved(reasoner: Any, events: Sequence[Any], question: str) -> tuple[list[str], bool, str]:
+    """The no-LLM constrained reading of retrieved events: ``(answers, abstained, reason)``.
+
+    The question's time window, entity role and exclusions (:func:`reader_constraints`) are
+    applied to the retrieved events of a relation the question can mean
+    (:func:`relation_family`: "who did Merkel meet?" is not answered from "Merkel rejected
+    Canada"), by :func:`~chronorag.retrievers.reader.read_events`; what a reader of a few events
+    cannot apply (counting, first/last, ...) is refused, saying why.
+    """
+    from chronorag.retrievers.reader import read_events
+
+    plan, why = reader_plan(reasoner, question)
+    kw, why = reader_constraints(reasoner, question, plan=plan) if plan is not None else (None, why)
+    if kw is None:
+        return [], True, why
+    linked = plan_relation(reasoner, plan)
+    same, words = relation_family(events, reasoner.tools.store.relations, phrase=plan.relation, linked=linked)
+    if not same:
+        kind = ((f"{linked!r}" if linked else "the question's relation")
+                + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
+        return [], True, f"none of the {len(events)} retrieved events is of {kind}"
+    read = read_events(same, question, **kw)
+    scope = (f"read over the {len(events)} retrieved events" if len(same) == len(events) else
+             f"read over the {len(same)} of {len(events)} retrieved events of {linked or plan.relation!r}")
+    if not read.abstained:  # every answer is a matching event's, but the list counts only these events
+        scope += ": the KG may hold more answers, and the ranking counts only these events"
+    return list(read.answers), read.abstained, f"{read.reason}; {scope}" if read.reason else scope

@@ -226,6 +226,19 @@ class TemporalReasoner:
             while j > k and toks[j][0].lower() in ("of", "the", "and", "for"):
                 j -= 1
             phrase = text[toks[k][1]: toks[j][2]]
+            ands = [x for x in range(k + 1, j) if toks[x][0].lower() == "and"]
+            if len(ands) == 1 and "," not in phrase and not lower_q:
+                # "Obama and Kerry": two names when each side links on its own to a different name
+                # ("Bosnia and Herzegovina", "Finance, Economy, Trade and Industry" stay one)
+                lp, rp = text[toks[k][1]: toks[ands[0] - 1][2]], text[toks[ands[0] + 1][1]: toks[j][2]]
+                left, right, whole = self._quick_link(lp), self._quick_link(rp), self._quick_link(phrase)
+                # ... and the whole chunk's name leaves one side's words out ("Ministry of Defence and
+                # Security" is one name: its link has "security" in it)
+                covers = whole is not None and all(set(normalise_tokens(whole)) & set(normalise_tokens(x))
+                                                   for x in (lp, rp))
+                if left is not None and right is not None and left != right and not covers:
+                    j = ands[0] - 1
+                    phrase = text[toks[k][1]: toks[j][2]]
             link = self.linker.link(phrase)
             if link.linked:
                 assert link.name is not None
@@ -297,6 +310,15 @@ class TemporalReasoner:
                                for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    def _quick_link(self, phrase: str) -> str | None:
+        """The name a capitalised chunk links to (typo-tolerant linker, else the aligner at score
+        >= 1.0 with the name's words in the phrase), or ``None``."""
+        link = self.linker.link(phrase)
+        if link.linked:
+            return link.name
+        al = self.tools.align_entity(phrase)
+        return al.name if al.score >= 1.0 and self._contained(phrase, al.name) else None
 
     def _converse(self, main: str, ents: list[tuple[int, int, str]]) -> str | None:
         """The relation phrase of a "receive/get/have <action> from X" question, else ``None``.
