@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import re
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -200,6 +201,46 @@ def test_parser_phrasings_and_errors(kg):
         parse_question("Will it rain in Paris on 2013-05-01 for 2 hours?", kg)
     with pytest.raises(DataFormatError, match="horizon"):
         parse_question("What is the latest time before 2013-05-01 10:00 to visit A for 2 hours without rain?", kg)
+
+
+def test_parts_a_plan_cannot_hold_are_refused_not_dropped(kg):
+    """A user's-eye review (session 33) found these answered, and certified, with a part of the
+    question left out: a second event or place, a count, a threshold, an intensity, a date given
+    from another date; and "at 2 in the afternoon" read as 02:00."""
+    for q, what in [
+        ("Can I be at A on 2013-05-01 between 05:00 and 10:00 without strong wind and without rain?",
+         "names 2 events (strong wind, rain)"),
+        ("Is it raining at both A and B on 2013-05-01 between 02:00 and 06:00?", "names 2 places (A, B)"),
+        ("How many hours did it rain at A on 2013-05-01 between 00:00 and 23:00?", "a count or an amount"),
+        ("Was there rain of more than 2 mm at A on 2013-05-01 between 09:00 and 12:00?", "a threshold ('more than')"),
+        ("Will there be heavy rain at A on 2013-05-01 between 09:00 and 12:00?", "an intensity ('heavy')"),
+        ("Will it rain at A the day after 2013-04-30 from 9am to 1pm?", "a date given from another date"),
+    ]:
+        with pytest.raises(DataFormatError, match=re.escape(what)):
+            parse_question(q, kg)
+    # the horizon's "no more than" is no threshold
+    p = parse_question("If rain hits my 2 hour trip at B starting 2013-05-01 03:00, what is the soonest I can "
+                       "postpone it to, no more than 6 hours later?", kg)
+    assert p.horizon == 360
+    p = parse_question("Will it rain at A on 2013-05-01 at 2 in the afternoon for 2 hours?", kg)
+    assert p.anchor == _t(14) and p.duration == 120
+
+
+def test_daily_records_read_a_date_range_with_its_last_day(tmp_path):
+    """Daily records: "between D1 and D2" includes D2, and one named day is that day."""
+    path = tmp_path / "daily.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["day", "town", "snow"])
+        w.writeheader()
+        for d in range(1, 11):
+            w.writerow({"day": f"2012-01-{d:02d}", "town": "X", "snow": "1" if d == 4 else "0"})
+    spec = {"source": "daily", "time": "day", "place": "town", "values": ["snow"], "duration": "1d",
+            "events": [{"name": "snow", "column": "snow", "op": ">=", "threshold": 1}], "places": {"X": [0, 0]}}
+    dkg = read_records_csv(path, spec)
+    p = parse_question("Will it snow at X between 2012-01-01 and 2012-01-04?", dkg)
+    assert p.duration == 4 * 1440
+    p = parse_question("Did it snow at X on 2012-01-04?", dkg)
+    assert p.duration == 1440 and p.anchor == parse_time("2012-01-04").lo
 
 
 # ---------------------------------------------------------------- the loop without an LLM

@@ -106,19 +106,28 @@ def plan_from_dict(d: dict[str, Any], kg: RecordKG) -> Plan:
 
 
 def _match_place(text: str, kg: RecordKG) -> str | None:
-    low = text.lower()
+    places = _places(text, kg)
+    return places[0] if places else None
+
+
+def _places(text: str, kg: RecordKG) -> list[str]:
+    """Every place the text names, in order of first mention (codes and display names)."""
     names = []
     for p in kg.places:
         names.append((p, p))
         if p in kg.spec.place_names:
             names.append((kg.spec.place_names[p], p))
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
     for name, p in sorted(names, key=lambda x: -len(x[0])):
-        # short codes (EWR, A) match in their own case only, so the article "a" is not place "A"
-        exact = len(name) <= 4 or name.isupper()
-        hay, needle = (text, name) if exact else (low, name.lower())
-        if re.search(rf"(?<![A-Za-z0-9]){re.escape(needle)}(?![A-Za-z0-9])", hay):
-            return p
-    return None
+        # one- and two-letter codes (A, B) match in their own case only, so the article "a" is not
+        # place "A"; "jfk" typed in lower case is JFK
+        flags = 0 if len(name) <= 2 else re.I
+        for m in re.finditer(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, flags):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), p))
+    return list(dict.fromkeys(p for _, p in sorted(found)))
 
 
 def _event_re(name: str) -> str:
@@ -128,14 +137,27 @@ def _event_re(name: str) -> str:
 
 
 def _match_event(text: str, kg: RecordKG) -> str | None:
+    events = _events(text, kg)
+    return events[0][1] if events else None
+
+
+def _events(text: str, kg: RecordKG) -> list[tuple[int, str]]:
+    """Every event the text names, as (position, rule name), one per rule, in order."""
     low = text.lower()
     names = []
     for r in kg.spec.rules:
         names += [(r.name, r.name)] + [(a, r.name) for a in r.aliases]
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
     for name, ev in sorted(names, key=lambda x: -len(x[0])):
-        if re.search(_event_re(name), low):
-            return ev
-    return None
+        for m in re.finditer(_event_re(name), low):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), ev))
+    first: dict[str, int] = {}
+    for pos, ev in sorted(found):
+        first.setdefault(ev, pos)
+    return sorted((pos, ev) for ev, pos in first.items())
 
 
 # words that turn "rain" into "no rain" when they come shortly before the event's name
@@ -172,12 +194,15 @@ _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday|this (?:morning
 
 
 def _clock_minutes(m: re.Match[str]) -> int:
-    """Minutes after midnight of a :data:`_CLOCK` match."""
+    """Minutes after midnight of a :data:`_CLOCK` match ("at 2 in the afternoon" is 14:00)."""
     if m.group(6):
         return 0 if m.group(6).lower() == "midnight" else 12 * 60
     h = int(m.group(1) or m.group(4) or m.group(7))
     mi = int(m.group(2) or 0)
     ap = m.group(3) or m.group(5)
+    if not ap and re.match(r"\s*(?:o'?clock\s+)?(?:in\s+the\s+(?:afternoon|evening)|at\s+night)\b",
+                           m.string[m.end():], re.I):
+        ap = "pm"
     if ap:
         if not 1 <= h <= 12:
             raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
@@ -283,6 +308,35 @@ def _qtype(q: str) -> str:
     return "q3" if later > earlier else "q2"
 
 
+# what a plan cannot hold: (pattern, what it is); each is refused, never dropped
+_UNREAD = (
+    (re.compile(r"\bhow\s+(?:many|much|long|often)\b", re.I),
+     "a count or an amount ({m!r}), but a plan answers yes/no or gives a start time"),
+    (re.compile(r"\b(?:more|less|longer|shorter|greater|fewer|worse|better)\s+than\b|"
+                r"\b(?:over|under|above|below|exceeding|at\s+least)\s+\d", re.I),
+     "a threshold ({m!r}), but the event's rule sets its own"),
+    (re.compile(r"\b(?:the\s+)?(?:day|night|morning|evening|week)\s+(?:after|before)\b|"
+                r"\b(?:the\s+)?(?:next|following|previous|preceding)\s+(?:day|morning|evening|night)\b", re.I),
+     "a date given from another date ({m!r}): write the date itself"),
+)
+_INTENSITY = re.compile(r"\b(?:heavy|heavily|light|lightly|torrential|severe|extreme|slight|moderate|intense|"
+                        r"freezing|little|bit\s+of|lots?\s+of)\s+(?:of\s+)?$", re.I)
+
+
+def _refuse_unread(q: str, event_at: int) -> None:
+    """Refuse, naming it, a part of the question a plan cannot hold: a count, a threshold, a date
+    given from another date, or an intensity of the event ("heavy rain" when rain is any rain)."""
+    horizons = [(h.start(), h.end()) for h in _HORIZON.finditer(q)]  # "no more than 12 hours" is the horizon
+    for pat, what in _UNREAD:
+        for m in pat.finditer(q):
+            if not any(a <= m.start() < b for a, b in horizons):
+                raise DataFormatError("the question has " + what.format(m=m.group(0)))
+    m = _INTENSITY.search(q[max(0, event_at - 30):event_at])
+    if m:
+        raise DataFormatError(f"the question asks for an intensity ({m.group(0).strip()!r}) that the event's rule "
+                              "does not read: ask whether the event happens at all")
+
+
 def parse_question(question: str, kg: RecordKG) -> Plan:
     """Parse a question into a :class:`Plan` without an LLM.
 
@@ -294,13 +348,22 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     if not isinstance(question, str) or not question.strip():
         raise DataFormatError(f"question must be a non-empty string, got {question!r}")
     q = " ".join(question.split())
-    place = _match_place(q, kg)
-    if place is None:
+    places = _places(q, kg)
+    if not places:
         raise DataFormatError(f"no known place in the question; places: {kg.places} "
                               f"or {sorted(kg.spec.place_names.values())}")
-    event = _match_event(q, kg)
-    if event is None:
+    if len(places) > 1:
+        raise DataFormatError(f"the question names {len(places)} places ({', '.join(places)}) and one plan checks "
+                              "one place: ask about each place separately")
+    place = places[0]
+    events = _events(q, kg)
+    if not events:
         raise DataFormatError(f"no known event in the question; events: {[r.name for r in kg.spec.rules]}")
+    if len(events) > 1:
+        raise DataFormatError(f"the question names {len(events)} events ({', '.join(e for _, e in events)}) and one "
+                              "plan checks one event: ask about each event separately")
+    event = events[0][1]
+    _refuse_unread(q, events[0][0])
     times = _times(q)
     if not times:
         rel = _RELATIVE_DAY.search(q)
@@ -317,12 +380,17 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     if hm:
         horizon = _span_minutes(hm.group(1), hm.group(2))
     dur = _window(q, times)
+    daily = kg.cadence_minutes >= 1440
+    if dur and daily:  # "between 2012-01-11 and 2012-01-14" for daily records: the 14th too
+        dur += kg.cadence_minutes
     if not dur:
         for m in _DURATION.finditer(q):
             if hm and hm.start() <= m.start() < hm.end():
                 continue
             dur = _span_minutes(m.group(1), m.group(2))
             break
+    if dur <= 0 and daily and len(times) == 1 and qtype == "q1":
+        dur = kg.cadence_minutes  # "Did it snow in Seattle on 2012-01-17?": that day
     if dur <= 0:
         raise DataFormatError("no trip duration in the question (e.g. 'for 2 hours', 'between X and Y')")
     if qtype != "q1" and horizon <= 0:

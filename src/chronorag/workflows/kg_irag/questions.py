@@ -165,7 +165,9 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
             "dur": _render_span(nd, daily),
             "horizon": _render_span(hz, daily),
         }
-        fields["end"] = _render_time(t + dur, daily, 0 if fields["start"][0].isdigit() else 1)
+        # daily records: "between D1 and D2" names the last day (hourly: the end of the window)
+        last = t + dur - (dt.timedelta(minutes=spec.duration_minutes) if daily else dt.timedelta(0))
+        fields["end"] = _render_time(last, daily, 0 if fields["start"][0].isdigit() else 1)
         base = {"place": place, "event": event, "anchor": format_answer_time(t, 1 if not daily else 1440),
                 "duration": int(dur.total_seconds() // 60), "horizon": int(horizon.total_seconds() // 60),
                 "source": spec.source}
