@@ -331,9 +331,9 @@ def _refuse_unread(q: str, event_at: int) -> None:
         for m in pat.finditer(q):
             if not any(a <= m.start() < b for a, b in horizons):
                 raise DataFormatError("the question has " + what.format(m=m.group(0)))
-    m = _INTENSITY.search(q[max(0, event_at - 30):event_at])
-    if m:
-        raise DataFormatError(f"the question asks for an intensity ({m.group(0).strip()!r}) that the event's rule "
+    inten = _INTENSITY.search(q[max(0, event_at - 30):event_at])
+    if inten:
+        raise DataFormatError(f"the question asks for an intensity ({inten.group(0).strip()!r}) that the event's rule "
                               "does not read: ask whether the event happens at all")
 
 
