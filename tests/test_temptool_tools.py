@@ -177,6 +177,19 @@ def test_receiving_an_action_from_x_makes_x_its_doer(ecb_tools):
     assert r.answer("Did Romania receive criticism from the European Central Bank?").answers == ["yes"]
 
 
+def test_answer_types_the_kg_cannot_check_are_said_or_refused(ecb_tools):
+    """The KG's names carry no type: "how many countries" counts every actor and a "which country"
+    list holds any actor, and each says so (the type word is not dropped silently)."""
+    r = TemporalReasoner(ecb_tools)
+    res = r.answer("How many countries did the European Central Bank criticize?")
+    assert res.answers == ["6"] and "the count includes any actor of the KG: it records no entity types, so " \
+        "'countries' is not checked" in res.reason, res.reason
+    res = r.answer("How many different parties did the European Central Bank criticize?")
+    assert res.answers == ["6"] and "not checked" not in res.reason
+    res = r.answer("Which country did the European Central Bank criticize first?")
+    assert res.answers[:1] == ["Romania"] and "so 'country' is not checked" in res.reason, res.reason
+
+
 def test_a_third_name_is_refused_not_dropped(ecb_tools):
     r = TemporalReasoner(ecb_tools)
     # a yes/no question with two objects: one lookup checks one pair, so the other name would go unread

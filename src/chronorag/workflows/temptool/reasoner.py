@@ -885,6 +885,13 @@ class TemporalReasoner:
             return replace(self._abstain(None, [], f"no program: {why}"),
                            latency_ms=(time.perf_counter() - t0) * 1000)
         res = yield from self.steps(plan)
+        typed = _TYPED_COUNT.search(q.text) if q.count_distinct else _TYPED.search(q.text)
+        if typed and res.answers and q.target != "time" and q.operator != "exists":
+            # "which country", "how many countries": the KG's names carry no type, so none is checked
+            note = (f"{'the count includes' if q.count_distinct else 'answers are'} any actor of the KG: it records "
+                    f"no entity types, so '{typed.group(1)}' is not checked")
+            res.reason = f"{res.reason}; {note}" if res.reason else note
+            res.note = res.reason if not res.note else f"{res.note}; {note}"
         if plan.rel_note and res.answers:
             res.reason = f"{res.reason}; {plan.rel_note}" if res.reason else plan.rel_note
             res.note = res.reason if not res.note else f"{res.note}; {plan.rel_note}"
@@ -951,6 +958,12 @@ class TemporalReasoner:
         return sorted(stats, key=lambda n: (-stats[n][2], stats[n][0], n))
 
 
+#: answer types a KG of names cannot check: "which country", "how many countries"
+_TYPE_NOUNS = (r"countr(?:y|ies)|nations?|states?|pe(?:rson|ople|rsons)|leaders?|politicians?|governments?|"
+               r"organi[sz]ations?|compan(?:y|ies)|cit(?:y|ies)|groups?|men|women|individuals?")
+_TYPED = re.compile(rf"\b(?:which|what)\s+(?:other\s+|foreign\s+|\w+\s+)?({_TYPE_NOUNS})\b", re.I)
+_TYPED_COUNT = re.compile(rf"\bhow\s+many\s+(?:(?:different|distinct|separate|other|foreign)\s+)?({_TYPE_NOUNS})\b",
+                          re.I)
 #: "received a visit from", "got threats from", "had a call from": the doer comes after "from"
 _CONVERSE = re.compile(r"\b(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|ha[ds]|have|having|welcom(?:e|es|ed|ing))"
                        r"\s+(?:(?:a|an|the|some|any|several|many|more|repeated|new)\s+)?"
