@@ -204,6 +204,9 @@ def test_a_third_name_is_refused_not_dropped(ecb_tools):
     res = r.answer("Did the European Central Bank criticize Orban and Royal?")
     assert res.answers == [] and "'Viktor Orban' besides 'European Central Bank' and 'Segolene Royal'" in res.note, \
         res.note
+    # a surname alone, in either case, is the one person whose name ends with it
+    assert r.answer("who did royal criticize first?").answers[:1] == ["European Central Bank"]
+    assert r.answer("Did the ECB criticize Orban in 2012?").answers == ["yes"]
     # a misspelt name in a lower-case question is reported, not read as words of the relation
     res = r.answer("did the ecb criticize rmoania?")
     assert res.answers == [] and "'Rmoania' is not in the KG (closest: Romania" in res.note, res.note

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import ChronoRAGError
-from chronorag.graphs.linking import EntityLink, EntityLinker
+from chronorag.graphs.linking import EntityLink, EntityLinker, link_key
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
@@ -145,6 +145,7 @@ class TemporalReasoner:
         self._rel_vocab: set[str] | None = None
         self._qualifiers: dict[tuple[str, ...], int] | None = None
         self._name_vocab: set[str] | None = None
+        self._surnames: dict[str, list[str]] | None = None
         self._last_ids: list[str] = []
         self.retry_inverse = bool(retry_inverse)
         st = tools.store
@@ -243,6 +244,8 @@ class TemporalReasoner:
             if link.linked:
                 assert link.name is not None
                 found.append((toks[k][1], toks[j][2], link.name))
+            elif (sur := self._surname(phrase)) is not None:
+                found.append((toks[k][1], toks[j][2], sur))  # "Merkel", "lavrov": one person's surname
             elif self._relation_words(phrase):
                 pass  # "appoint as CEO": words of the KG's relation names, not a missing entity
             elif k == 0 and j == 0 and not lower_q:
@@ -311,6 +314,30 @@ class TemporalReasoner:
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
 
+    def _surname(self, phrase: str) -> str | None:
+        """The one person-like name (two to four words, no qualifier in brackets, no "of") whose last
+        word is the one-word ``phrase`` ("Merkel" -> Angela Merkel); ``None`` otherwise.
+        "Paris" is not "Paris Club", nor "Cameron" "Cameron Slater": only a last word counts, of
+        the one name the word occurs in."""
+        key = link_key(phrase)
+        if " " in key or len(key) < 4 or key in _QWORDS or key in _FUNCTION_WORDS or self._relation_words(phrase):
+            return None
+        if self._surnames is None:
+            uses: dict[str, list[str]] = {}  # every name each word occurs in
+            for n in self.tools.store.entities:
+                for w in set(link_key(n).split()):
+                    uses.setdefault(w, []).append(n)
+            self._surnames = {w: ns for w, ns in uses.items() if len(ns) == 1}
+        # the word occurs in one name only, as its last word, and that name looks like a person's:
+        # "Philippines" (in "University of the Philippines" and many "(Philippines)") is no surname
+        names = self._surnames.get(key, [])
+        if len(names) != 1:
+            return None
+        words = link_key(names[0]).split()
+        person = ("(" not in names[0] and 2 <= len(words) <= 4 and words[-1] == key
+                  and not {"of", "the", "and", "for"} & set(words))
+        return names[0] if person else None
+
     def _quick_link(self, phrase: str) -> str | None:
         """The name a capitalised chunk links to (typo-tolerant linker, else the aligner at score
         >= 1.0 with the name's words in the phrase), or ``None``."""
@@ -347,7 +374,7 @@ class TemporalReasoner:
         if not words or self._relation_words(phrase) or any(
                 w in _FUNCTION_WORDS or w in _ANSWER_NOUNS or w in _QWORDS for w in words):
             return False
-        if link.score >= 0.8:
+        if link.score >= 0.8 and len("".join(words)) >= 5:  # "made" is near "Madhes" but a verb
             return True
         # one word a typo away from a word of the KG's names ("hungray": "Citizen (Hungary)")
         from rapidfuzz import fuzz, process
@@ -965,8 +992,9 @@ _TYPED = re.compile(rf"\b(?:which|what)\s+(?:other\s+|foreign\s+|\w+\s+)?({_TYPE
 _TYPED_COUNT = re.compile(rf"\bhow\s+many\s+(?:(?:different|distinct|separate|other|foreign)\s+)?({_TYPE_NOUNS})\b",
                           re.I)
 #: "received a visit from", "got threats from", "had a call from": the doer comes after "from"
-_CONVERSE = re.compile(r"\b(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|ha[ds]|have|having|welcom(?:e|es|ed|ing))"
-                       r"\s+(?:(?:a|an|the|some|any|several|many|more|repeated|new)\s+)?"
+_CONVERSE = re.compile(r"\b(?:(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|welcom(?:e|es|ed|ing))"
+                       r"\s+(?:(?:a|an|the|some|any|several|many|more|repeated|new)\s+)?|"
+                       r"(?:ha[ds]|have|having)\s+(?:a|an|the|some|any|several|many|more|repeated|new)\s+)"
                        r"(?P<noun>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}?)\s+from\b", re.I)
 # nouns that name the answer, not the relation ("the name of the first one", "which party")
 _ANSWER_NOUNS = {"name", "names", "one", "ones", "party", "parties", "actor", "actors", "entity", "entities",
