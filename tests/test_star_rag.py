@@ -559,6 +559,22 @@ def test_star_rag_no_llm_reader_uses_only_events_of_the_questions_relation(tmp_p
     assert len(kept) == len(events) and words == []  # nothing known about the relation: nothing dropped
 
 
+def test_relation_family_leaves_out_the_other_side_of_an_action():
+    """"Obama hosted a visit by India's head of government" shares "visit" with "Make a visit" but
+    reads the other way: a reader of "who did Obama visit?" must not take India from it."""
+    from types import SimpleNamespace
+
+    from chronorag.workflows.temptool.reading import relation_family
+
+    events = [SimpleNamespace(relation="Host a visit"), SimpleNamespace(relation="Make a visit"),
+              SimpleNamespace(relation="Express intent to make a visit")]
+    rels = ["Host a visit", "Make a visit", "Express intent to make a visit", "Criticize or denounce"]
+    kept, _ = relation_family(events, rels, phrase="visit", linked="Make a visit")
+    assert [e.relation for e in kept] == ["Make a visit", "Express intent to make a visit"]
+    kept, _ = relation_family(events, rels, phrase="host", linked="Host a visit")
+    assert [e.relation for e in kept] == ["Host a visit"]
+
+
 def test_star_rag_llm_reply_repeating_the_prompt_is_an_abstention(ecb_index):
     """A reply that copies the reader prompt's own lines (its worked example) is not an answer:
     the question abstains, saying why, and the copy is counted as llm.echo."""

@@ -29,6 +29,19 @@ def _relation_df(relations: tuple[str, ...]) -> Counter[str]:
     return Counter(t for r in relations for t in set(relation_tokens(r)))
 
 
+#: a relation read from the other side: "Host a visit" is "Make a visit" with its roles swapped
+_RECEIVING = ("host", "receiv", "accept", "suffer", "undergo")
+
+
+def _converse_pair(a: str, b: str) -> bool:
+    """``a`` and ``b`` name one action from its two sides ("Make a visit" / "Host a visit"): one
+    starts with a receiving verb and the other does not, so a role read in one does not hold in
+    the other."""
+    def receiving(r: str) -> bool:
+        return r.strip().lower().startswith(_RECEIVING)
+    return receiving(a) != receiving(b)
+
+
 def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: str | None,
                     linked: str | None) -> tuple[list[Any], list[str]]:
     """The events whose relation the question's relation phrase can mean, and the words used.
@@ -36,7 +49,8 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
     An event is kept when its relation is ``linked`` (the relation the phrase was linked to),
     or shares the rarest word (in the KG's relation vocabulary) of ``phrase`` or of ``linked``:
     "cooperate" keeps every "... cooperation" relation, "sign a deal" linked to "Sign formal
-    agreement" keeps no negotiation event. With nothing linked and no phrase word in the
+    agreement" keeps no negotiation event; a relation read from the other side ("Host a visit" for
+    "Make a visit") is not kept. With nothing linked and no phrase word in the
     vocabulary, every event is kept; with nothing linked and no event sharing a word, too
     (nothing is known about the relation then, so nothing is filtered).
 
@@ -60,7 +74,8 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
             words |= {t for t in toks if df[t] == low}
     if linked is not None:
         name = linked.lower()
-        kept = [e for e in events if str(e.relation).lower() == name or words & set(relation_tokens(str(e.relation)))]
+        kept = [e for e in events if str(e.relation).lower() == name or (
+            words & set(relation_tokens(str(e.relation))) and not _converse_pair(linked, str(e.relation)))]
         return kept, sorted(words)
     if not words:
         return list(events), []
