@@ -247,15 +247,15 @@ def test_llm_local_select_eval_with_think_and_malformed(topg_dir):
     from chronorag.workflows.topg.search import ToPGSettings
 
     replies = [
-        "<think>the first facts mention Blue Harbor</think>" + json.dumps({"keep": [1, 2, 3]}),  # Select seeds
+        "<think>the first facts mention the studio</think>" + json.dumps({"keep": list(range(1, 11))}),  # Select
         "not json at all", "still not json",                                                  # Select step 1 -> fallback
-        "<think>enough?</think>" + json.dumps({"sufficient": True, "answer": "Zagreb"}),       # Eval
+        "<think>enough?</think>" + json.dumps({"sufficient": True, "answer": "Gothenburg"}),   # Eval
     ]
     with ScriptedOpenAIServer(replies) as srv:
         gr = build_graph(mode="local", index_dir=str(topg_dir), llm=LLMConfig(base_url=srv.base_url),
                          settings=ToPGSettings(max_iter=3))
         with query_scope("llm-q1"):
-            out = gr.invoke({"question": "Where was the director of the film Blue Harbor born?"})
+            out = gr.invoke({"question": "In which city was Nordic Pictures founded?"})
         assert len(srv.requests) == 4
         # each Select's number list is capped at its candidate count, Eval's answer at 200 characters,
         # so a grammar-constrained server ends the reply there (a small model otherwise runs to max_tokens)
@@ -266,7 +266,7 @@ def test_llm_local_select_eval_with_think_and_malformed(topg_dir):
         assert keep["items"] == {"type": "integer"} and keep["maxItems"] == len(facts) >= 2
         ev = srv.requests[3]["response_format"]["json_schema"]["schema"]["properties"]["answer"]
         assert ev == {"type": "string", "maxLength": 200}
-    assert out["answer"] == "Zagreb"
+    assert out["answer"] == "Gothenburg"  # a fact holds it (an answer no fact holds is refused)
     assert out["info"]["answered_by"] == "eval"
     assert fallbacks.counts("llm-q1").get("topg.select") == 1
     assert out["info"]["tokens"]["calls"] == 4 and out["info"]["tokens"]["prompt_tokens"] > 0
@@ -526,6 +526,25 @@ def test_step_prompts_show_no_placeholder_a_small_model_could_copy():
         text = getattr(P, name)
         assert not re.search(r"<[^<>{}]*>|\.\.\.|\{\{", text), (name, text)
         assert "JSON object" in text, name
+
+
+def test_an_answer_no_fact_holds_or_no_short_answer_is_unusable():
+    """Gemma 3 270M (session 33) answered "enough" to a where-question and a three-sentence plot
+    summary to "What language ...?": refused (counted), while an answer a fact holds, a yes/no,
+    and "the facts do not say" (an abstention, read by the graph) pass."""
+    from chronorag.errors import LLMError
+    from chronorag.workflows.topg.search import _usable
+
+    facts = ["Anna Kovac: She was born in Zagreb in 1920.", "Blue Harbor is a 1961 drama film."]
+    where = "Where was the director of the film Blue Harbor born?"
+    with pytest.raises(LLMError, match="names nothing the facts hold: 'enough'"):
+        _usable("enough", "answer", question=where, facts=facts)
+    long = "The film is a horror film. It was shot in the United States, and it stars an actor who plays a manager."
+    with pytest.raises(LLMError, match=r"no short answer \(22 words\)"):
+        _usable(long, "answer", question="What language is the film Blue Harbor in?", facts=facts)
+    assert _usable("Zagreb.", "answer", question=where, facts=facts) == "Zagreb."
+    assert _usable("Yes", "answer", question="Is Blue Harbor a drama film?", facts=facts) == "Yes"
+    assert _usable("The facts do not say.", "answer", question=where, facts=facts) == "The facts do not say."
 
 
 def test_an_answer_of_the_wrong_kind_or_a_field_name_is_unusable():

@@ -37,6 +37,7 @@ import numpy as np
 
 from chronorag.errors import LLMError
 from chronorag.graphs.answer_checks import named_in, offers_choice
+from chronorag.graphs.text import no_answer_reply
 from chronorag.integrations.llm import ChatLLM, is_context_overflow, record_fallback
 from chronorag.workflows.topg import prompts as P
 from chronorag.workflows.topg.index import TopgIndex
@@ -144,7 +145,23 @@ _YES_NO_QUESTION = re.compile(
 _YES_NO_LEAD = re.compile(r"^\W*(yes|no)\b(?=\s*[,.;:!\u2013\u2014-]|\s*$)", re.I)
 
 
-def _usable(answer: str, step: str, *, question: str | None = None) -> str:
+#: words that carry no content of their own, for the grounding check of a short answer
+_LIGHT = frozenset("the a an of in on at to for and or is was were are be by with from as it its his her "
+                   "their this that which who what when where how he she they not no yes".split())
+#: longest reply read as a short answer (2Wiki's answers are a few words; the prompts ask for one)
+MAX_ANSWER_WORDS = 20
+
+
+def _grounded(answer: str, facts: Sequence[str]) -> bool:
+    """Some content word of ``answer`` occurs in ``facts`` (after SQuAD normalisation)."""
+    from chronorag.metrics import normalize_answer
+
+    words = {w for w in normalize_answer(answer).split() if w not in _LIGHT}
+    held = set(normalize_answer(" ".join(facts)).split())
+    return not words or bool(words & held)
+
+
+def _usable(answer: str, step: str, *, question: str | None = None, facts: Sequence[str] | None = None) -> str:
     """``answer``, or :class:`LLMError` when it is empty, copies back a placeholder or the
     reply-format wording of the prompt (Gemma 3 270M answered ``<short answer>}; otherwise reply {``),
     carries JSON braces (a short answer holds none, so a brace is the model writing its reply
@@ -153,7 +170,9 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
     when or how (SmolLM2 answered "yes" to "Where was the director of ... born?"), or that offers
     a choice ("no" to "Was Angus Wagner or Juan Carlos Falcón born first?"), or names what a
     wh-question that offers no choice itself names ("Sylvia Burka" to "Where did Sylvia Burka's
-    husband die?"; of the 248 such 2Wiki dev questions, no gold answer is named in its question).
+    husband die?"; of the 248 such 2Wiki dev questions, no gold answer is named in its question),
+    or runs past :data:`MAX_ANSWER_WORDS` words, or, given ``facts``, shares no content word with
+    them (Gemma 3 270M answered "enough" to "What is the place of birth of ...?").
 
     To a yes/no question, a reply that opens with "yes" or "no" and goes on to explain
     ("Yes, both films are American.") is answered by that word alone: the short answer the
@@ -177,6 +196,12 @@ def _usable(answer: str, step: str, *, question: str | None = None) -> str:
         raise LLMError(f"{step} reply answered with what the question itself names: {answer!r}")
     if not choice and _YES_NO_QUESTION.match(question) and (lead := _YES_NO_LEAD.match(answer)):
         return lead.group(1)
+    if bare not in ("yes", "no"):
+        n = len(answer.split())
+        if n > MAX_ANSWER_WORDS:  # Gemma 3 270M: "The film is a horror film. It was shot in ..."
+            raise LLMError(f"{step} reply is no short answer ({n} words): {answer[:120]!r}")
+        if facts is not None and not no_answer_reply(answer) and not _grounded(answer, facts):  # Gemma: "enough"
+            raise LLMError(f"{step} reply names nothing the facts hold: {answer!r}")
     return answer.strip()
 
 
@@ -391,7 +416,8 @@ def evaluate(index: TopgIndex, llm: ChatLLM | None, question: str, collected: Se
             raise LLMError(f"eval reply is not an object: {str(reply)[:200]}")
         if reply.get("sufficient") is not True:
             return None
-        return _usable(str(reply.get("answer") or ""), "eval", question=question)
+        return _usable(str(reply.get("answer") or ""), "eval", question=question,
+                       facts=[index.graph.propositions[int(p)] for p in collected])
     except LLMError as exc:
         record_fallback("topg.eval", str(exc))
         return None
@@ -459,7 +485,7 @@ def answer_from(llm: ChatLLM | None, question: str, context: Sequence[str]) -> s
         ans = reply.get("answer") if isinstance(reply, dict) else None
         if not isinstance(ans, str):
             raise LLMError(f"answer reply has no 'answer' string: {str(reply)[:200]}")
-        return _usable(ans, "answer", question=question)
+        return _usable(ans, "answer", question=question, facts=list(context))
     except LLMError as exc:
         record_fallback("topg.answer", str(exc))
         return ""
