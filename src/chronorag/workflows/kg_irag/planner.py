@@ -110,24 +110,34 @@ def _match_place(text: str, kg: RecordKG) -> str | None:
     return places[0] if places else None
 
 
+def _mentions(text: str, names: list[tuple[str, str, re.Pattern[str]]]) -> list[tuple[int, str]]:
+    """``(position, value)`` of each value's first mention in ``text``, in order of position.
+
+    ``names`` holds ``(name, value, pattern)``; longer names are matched first, and a match inside
+    a longer one does not count ("strong winds" is one mention, not also "strong wind")."""
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for _name, value, pattern in sorted(names, key=lambda x: -len(x[0])):
+        for m in pattern.finditer(text):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), value))
+    first: dict[str, int] = {}
+    for pos, value in sorted(found):
+        first.setdefault(value, pos)
+    return sorted((pos, value) for value, pos in first.items())
+
+
 def _places(text: str, kg: RecordKG) -> list[str]:
     """Every place the text names, in order of first mention (codes and display names)."""
     names = []
     for p in kg.places:
-        names.append((p, p))
-        if p in kg.spec.place_names:
-            names.append((kg.spec.place_names[p], p))
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for name, p in sorted(names, key=lambda x: -len(x[0])):
-        # one- and two-letter codes (A, B) match in their own case only, so the article "a" is not
-        # place "A"; "jfk" typed in lower case is JFK
-        flags = 0 if len(name) <= 2 else re.I
-        for m in re.finditer(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, flags):
-            if not any(a < m.end() and m.start() < b for a, b in taken):
-                taken.append((m.start(), m.end()))
-                found.append((m.start(), p))
-    return list(dict.fromkeys(p for _, p in sorted(found)))
+        for name in (p, *([kg.spec.place_names[p]] if p in kg.spec.place_names else [])):
+            # one- and two-letter codes (A, B) match in their own case only, so the article "a" is
+            # not place "A"; "jfk" typed in lower case is JFK
+            names.append((name, p, re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])",
+                                              0 if len(name) <= 2 else re.I)))
+    return [p for _, p in _mentions(text, names)]
 
 
 def _event_re(name: str) -> str:
@@ -136,28 +146,10 @@ def _event_re(name: str) -> str:
     return rf"\b{re.escape(name.lower())}(?:s|es|ed|ing|y|[a-z](?:y|ing|ed))?\b"
 
 
-def _match_event(text: str, kg: RecordKG) -> str | None:
-    events = _events(text, kg)
-    return events[0][1] if events else None
-
-
 def _events(text: str, kg: RecordKG) -> list[tuple[int, str]]:
     """Every event the text names, as (position, rule name), one per rule, in order."""
-    low = text.lower()
-    names = []
-    for r in kg.spec.rules:
-        names += [(r.name, r.name)] + [(a, r.name) for a in r.aliases]
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for name, ev in sorted(names, key=lambda x: -len(x[0])):
-        for m in re.finditer(_event_re(name), low):
-            if not any(a < m.end() and m.start() < b for a, b in taken):
-                taken.append((m.start(), m.end()))
-                found.append((m.start(), ev))
-    first: dict[str, int] = {}
-    for pos, ev in sorted(found):
-        first.setdefault(ev, pos)
-    return sorted((pos, ev) for ev, pos in first.items())
+    names = [(n, r.name, re.compile(_event_re(n))) for r in kg.spec.rules for n in (r.name, *r.aliases)]
+    return _mentions(text.lower(), names)
 
 
 # words that turn "rain" into "no rain" when they come shortly before the event's name

@@ -130,9 +130,10 @@ def read_retrieved(reasoner: Any, events: Sequence[Any], question: str) -> tuple
     from chronorag.retrievers.reader import read_events
 
     plan, why = reader_plan(reasoner, question)
-    kw, why = reader_constraints(reasoner, question, plan=plan) if plan is not None else (None, why)
-    if kw is None:
+    if plan is None:
         return [], True, why
+    kw, _ = reader_constraints(reasoner, question, plan=plan)
+    assert kw is not None  # a plan always gives the reader's constraints
     linked = plan_relation(reasoner, plan)
     same, words = relation_family(events, reasoner.tools.store.relations, phrase=plan.relation, linked=linked)
     if not same:

@@ -23,6 +23,7 @@ Anchor events ("before X", "after X", "the same month as X") take the anchor's
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 import time
 from collections.abc import Generator
@@ -358,13 +359,16 @@ class TemporalReasoner:
         if m is None or not any(re.fullmatch(r"\s*(?:the\s+)?", main[m.end(): a]) for a, _, _ in ents):
             return None
         noun = relation_tokens(m.group("noun"))
-        if not noun:
+        if not noun or set(noun) & self._received_words:
             return None
-        for rel in self.tools.store.relations:
-            toks = relation_tokens(rel)
-            if toks and toks[0] == relation_tokens("receive")[0] and set(noun) & set(toks[1:]):
-                return None
         return m.group("noun")
+
+    @functools.cached_property
+    def _received_words(self) -> set[str]:
+        """The words after "Receive" in the KG's relation names ("inspectors" of "Receive inspectors")."""
+        receive = relation_tokens("receive")[0]
+        return {t for rel in self.tools.store.relations
+                for toks in [relation_tokens(rel)] if toks and toks[0] == receive for t in toks[1:]}
 
     def _near_name(self, phrase: str, link: EntityLink) -> bool:
         """A lower-case chunk that misses a KG name by a typo or two ("chnia" for China): its
@@ -915,18 +919,14 @@ class TemporalReasoner:
         typed = _TYPED_COUNT.search(q.text) if q.count_distinct else _TYPED.search(q.text)
         if typed and res.answers and q.target != "time" and q.operator != "exists":
             # "which country", "how many countries": the KG's names carry no type, so none is checked
-            note = (f"{'the count includes' if q.count_distinct else 'answers are'} any actor of the KG: it records "
-                    f"no entity types, so '{typed.group(1)}' is not checked")
-            res.reason = f"{res.reason}; {note}" if res.reason else note
-            res.note = res.reason if not res.note else f"{res.note}; {note}"
+            _add_note(res, f"{'the count includes' if q.count_distinct else 'answers are'} any actor of the KG: "
+                           f"it records no entity types, so '{typed.group(1)}' is not checked")
         if plan.rel_note and res.answers:
-            res.reason = f"{res.reason}; {plan.rel_note}" if res.reason else plan.rel_note
-            res.note = res.reason if not res.note else f"{res.note}; {plan.rel_note}"
+            _add_note(res, plan.rel_note)
         if q.reference and (res.answers or res.abstained):
             ref = f"relative dates read against {q.reference}" + (
                 " (the graph's last date)" if self.reference is None else "")
-            res.reason = f"{res.reason}; {ref}" if res.reason else ref
-            res.note = res.reason if not res.note else f"{res.note}; {ref}"
+            _add_note(res, ref)
         res.latency_ms = (time.perf_counter() - t0) * 1000
         return res
 
@@ -1010,6 +1010,12 @@ _FUNCTION_WORDS = {"than", "not", "also", "only", "both", "either", "neither", "
                    "frequently", "usually", "once", "twice", "thrice", "their", "them", "they", "his", "her",
                    "its", "he", "she", "we", "our", "us", "my", "your", "these", "those", "such", "did",
                    "happen", "happened", "anything", "something", "nothing", "whatever", "how", "why", "own"}
+
+
+def _add_note(res: ReasonerResult, note: str) -> None:
+    """Append ``note`` to the result's ``reason`` and ``note`` (``note`` starts as the reason)."""
+    res.reason = f"{res.reason}; {note}" if res.reason else note
+    res.note = res.reason if not res.note else f"{res.note}; {note}"
 
 
 def _rest_of_name(text: str, ent: tuple[int, int, str], ents: list[tuple[int, int, str]],
