@@ -549,8 +549,15 @@ def test_star_rag_no_llm_reader_uses_only_events_of_the_questions_relation(tmp_p
     pred = method({"quid": 1, "question": "Who did John Kerry sign a deal with in August 2014?"})
     assert pred.answers == [] and pred.abstained, (pred.answers, pred.reason)
     assert "'Sign formal agreement'" in pred.reason, pred.reason
-    assert method({"quid": 2, "question": "Who did John Kerry sign a deal with in September 2014?"}
-                  ).answers == ["Ashraf Ghani"]
+    pred = method({"quid": 2, "question": "Who did John Kerry sign a deal with in September 2014?"})
+    assert pred.answers == ["Ashraf Ghani"]
+    # no "Express intent to cooperate" event on 2014-08-22, a "... cooperation" one: the reader's
+    # answer, read over the retrieved events, says the KG may hold more
+    pred = method({"quid": 3, "question": "Who did John Kerry cooperate with on 2014-08-22?"})
+    assert pred.answers == ["Wang Yi"] and pred.info["mode"] == "no-LLM constrained reader over the retrieved events"
+    assert pred.reason.startswith("reasoner over the 6 retrieved events: no events: ") and "answered by the " \
+        "constrained reader, read over the" in pred.reason, pred.reason
+    assert pred.reason.endswith("the KG may hold more answers, and the ranking counts only these events"), pred.reason
     events = store.events(np.arange(len(store)))
     kept, words = relation_family(events, store.relations, phrase="cooperate with",
                                   linked="Express intent to cooperate")

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from chronorag.evaluation.runner import Method, Prediction, register_method
-from chronorag.retrievers.reader import read_events
 
 
 def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = None, llm: Any = None,
@@ -20,7 +19,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     none left is an abstention with its reason), or (no LLM) the temporal reasoner reading
     only the retrieved events (and the anchor event the retriever looked up, for "after X"
     questions), then the constrained reader
-    (:func:`~chronorag.retrievers.reader.read_events`); it abstains, with the reason, when
+    (:func:`~chronorag.workflows.temptool.reading.read_retrieved`); it abstains, with the reason, when
     neither can apply the question's constraints to the retrieved events. An order, an anchor, a
     count, a "most often" or a yes/no ("first", "last before X", "after X", "how many times")
     read over the retrieved events is a sample's answer: it stands only when the same reasoner
@@ -43,7 +42,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
         ground_answers,
         screen_answers,
     )
-    from chronorag.workflows.temptool.reading import reader_constraints, relation_family
+    from chronorag.workflows.temptool.reading import read_retrieved
     from chronorag.workflows.temptool.reasoner import TemporalReasoner
     from chronorag.workflows.temptool.tools import TemporalKGTools
 
@@ -133,28 +132,13 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
             reason = f"{reason}; {caveat}" if reason else caveat
             return Prediction(answers=list(res.answers), evidence=evidence, reason=reason,
                               info={**meta, "mode": mode})
-        # the reasoner found nothing among the retrieved events: the constrained reader, or abstain
-        kw, why = reader_constraints(reasoner, q["question"])
-        if kw is None:
-            return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
-                              info={**meta, "mode": "no-LLM reader over the retrieved events"})
-        # only events of a relation the question can mean: a reader that ignores the relation
-        # answers "who did Kerry sign a deal with?" from his negotiation events
-        phrase, linked = res.relation()
-        same, words = relation_family(events, index.store.relations, phrase=phrase, linked=linked)
-        kind = ((f"{linked!r}" if linked else "the question's relation")
-                + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
-        if not same:
-            why = f"reasoner over the {len(ids)} retrieved events: {res.reason}; none of them is of {kind}"
-            return Prediction(answers=[], evidence=evidence, abstained=True, reason=why,
-                              info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
-        read = read_events(same, q["question"], **kw)
-        scope = (f"read over the {len(same)} of {len(events)} retrieved events of {kind}"
-                 if len(same) < len(events) else "")
-        reason = (f"{read.reason}; {scope}" if scope else read.reason) if read.abstained else (
-            f"reasoner over the {len(ids)} retrieved events: {res.reason}; answered by the constrained reader"
-            + (f", {scope}" if scope else ""))
-        return Prediction(answers=read.answers, evidence=evidence, abstained=read.abstained, reason=reason,
+        # the reasoner found nothing among the retrieved events: the constrained reader (the events
+        # of the relation the reasoner linked), or abstain
+        answers, abstained, why = read_retrieved(reasoner, events, q["question"], relation=res.relation())
+        if res.plan is not None:  # the reasoner's own finding over the retrieved events comes first
+            why = (f"reasoner over the {len(ids)} retrieved events: {res.reason}; "
+                   + ("" if abstained else "answered by the constrained reader, ") + why)
+        return Prediction(answers=answers, evidence=evidence, abstained=abstained, reason=why,
                           info={**meta, "mode": "no-LLM constrained reader over the retrieved events"})
 
     if cfg is not None:

@@ -118,14 +118,18 @@ def reader_constraints(reasoner: Any, question: str, *,
             "ordinal": q.ordinal, "anchor": plan.anchor, "granularity": q.granularity}, ""
 
 
-def read_retrieved(reasoner: Any, events: Sequence[Any], question: str) -> tuple[list[str], bool, str]:
+def read_retrieved(reasoner: Any, events: Sequence[Any], question: str, *,
+                   relation: tuple[str | None, str | None] | None = None) -> tuple[list[str], bool, str]:
     """The no-LLM constrained reading of retrieved events: ``(answers, abstained, reason)``.
 
     The question's time window, entity role and exclusions (:func:`reader_constraints`) are
     applied to the retrieved events of a relation the question can mean
     (:func:`relation_family`: "who did Merkel meet?" is not answered from "Merkel rejected
     Canada"), by :func:`~chronorag.retrievers.reader.read_events`; what a reader of a few events
-    cannot apply (counting, first/last, ...) is refused, saying why.
+    cannot apply (counting, first/last, ...) is refused, saying why. ``relation`` is the
+    ``(phrase, linked relation)`` when the caller has it (a reasoner's
+    :meth:`~chronorag.workflows.temptool.reasoner.ReasonerResult.relation`); by default the plan's
+    phrase and :func:`plan_relation`.
     """
     from chronorag.retrievers.reader import read_events
 
@@ -134,15 +138,15 @@ def read_retrieved(reasoner: Any, events: Sequence[Any], question: str) -> tuple
         return [], True, why
     kw, _ = reader_constraints(reasoner, question, plan=plan)
     assert kw is not None  # a plan always gives the reader's constraints
-    linked = plan_relation(reasoner, plan)
-    same, words = relation_family(events, reasoner.tools.store.relations, phrase=plan.relation, linked=linked)
+    phrase, linked = relation if relation is not None else (plan.relation, plan_relation(reasoner, plan))
+    same, words = relation_family(events, reasoner.tools.store.relations, phrase=phrase, linked=linked)
     if not same:
         kind = ((f"{linked!r}" if linked else "the question's relation")
                 + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
         return [], True, f"none of the {len(events)} retrieved events is of {kind}"
     read = read_events(same, question, **kw)
     scope = (f"read over the {len(events)} retrieved events" if len(same) == len(events) else
-             f"read over the {len(same)} of {len(events)} retrieved events of {linked or plan.relation!r}")
+             f"read over the {len(same)} of {len(events)} retrieved events of {linked or phrase!r}")
     if not read.abstained:  # every answer is a matching event's, but the list counts only these events
         scope += ": the KG may hold more answers, and the ranking counts only these events"
     return list(read.answers), read.abstained, f"{read.reason}; {scope}" if read.reason else scope
