@@ -226,6 +226,46 @@ def test_parts_a_plan_cannot_hold_are_refused_not_dropped(kg):
     assert p.anchor == _t(14) and p.duration == 120
 
 
+def test_dates_and_windows_as_users_write_them(kg):
+    """Day-first and ordinal dates, unambiguous numeric dates, and a window that writes am/pm once
+    are read; what could be read two ways (a numeric date whose day and month swap, bare hours
+    "from 9 to 5", a range of durations) is refused, naming it and the unambiguous form."""
+    for q in ("Will it rain at A on 1 May 2013 from 9am to 1pm?",
+              "Will it rain at A on the 1st of May, 2013 between 9 and 1 pm?",
+              "Will it rain at A on May 1st, 2013 from 9 to 1pm?",
+              "Will it rain at A on 2013-05-01 9-1 pm?",
+              "Will it rain at A on 2013-05-01 from 9 in the morning to 1 in the afternoon?"):
+        p = parse_question(q, kg)
+        assert (p.anchor, p.duration) == (_t(9), 240), q
+    p = parse_question("Will it rain at A on 31/05/2013 between 2 and 5 pm?", kg)
+    assert (p.anchor, p.duration) == (_t(30 * 24 + 14), 180)
+    p = parse_question("Will it rain at A on 05/31/2013 between 10 and 2 am?", kg)  # 22:00 to 02:00
+    assert (p.anchor, p.duration) == (_t(30 * 24 + 22), 240)
+    for q, what in [("Will it rain at A on 05/01/2013 from 9am to 1pm?", "write it as 2013-05-01 or 2013-01-05"),
+                    ("Will it rain at A on 2013-05-01 from 9 to 5?", "clock times without am/pm ('from 9 to 5')"),
+                    ("Will it rain at A on 2013-05-01 at 9 for 2-3 hours?", "a range of durations ('2-3 hours')")]:
+        with pytest.raises(DataFormatError, match=re.escape(what)):
+            parse_question(q, kg)
+
+
+def test_place_aliases_name_a_place(records_csv):
+    """A spec's ``place_aliases`` are names a question may use; the built-in NYC sources name the
+    airports as travellers do ("Newark", "Kennedy airport", "LaGuardia")."""
+    from chronorag.workflows.kg_irag.sources import source_spec
+
+    spec = RecordSpec.from_mapping({**SPEC, "place_aliases": {"B": ["Bravo Field"]}})
+    assert RecordSpec.from_mapping(spec.to_mapping()) == spec
+    user_kg = read_records_csv(records_csv, spec.to_mapping())
+    assert parse_question("Will it rain at bravo field on 2013-05-01 from 9am to 1pm?", user_kg).place == "B"
+    with pytest.raises(DataFormatError, match=r"no known place.*'Bravo Field'"):
+        parse_question("Will it rain at Charlie on 2013-05-01 from 9am to 1pm?", user_kg)
+    with pytest.raises(DataFormatError, match=r"place_aliases\['B'\] must be a list"):
+        RecordSpec.from_mapping({**SPEC, "place_aliases": {"B": "Bravo Field"}})
+    nyc = source_spec("nyc-weather")
+    for name, code in (("Newark", "EWR"), ("Kennedy airport", "JFK"), ("LaGuardia", "LGA")):
+        assert code in nyc.place_aliases and name in nyc.place_aliases[code]
+
+
 def test_windy_names_the_strong_wind_rule():
     """"both rainy and windy": the second event is named, so the plan refuses instead of checking rain only."""
     from chronorag.workflows.kg_irag.sources import load_source_kg

@@ -598,6 +598,8 @@ def test_input_tracebacks_are_clean_errors(tmp_path, capsys):
     {"events": [{"name": "e", "column": "temp", "op": "~", "threshold": 1}]}, {"values": 5},
     {"events": [{"name": "e", "column": "temp", "op": "in", "threshold": 3}]}, {"place_names": [1]},
     {"events": [{"name": "e", "column": "temp", "op": ">", "threshold": 1, "aliases": 7}]},
+    {"place_aliases": ["A"]}, {"place_aliases": {"A": "Alpha"}}, {"place_aliases": {"A": [""]}},
+    {"place_aliases": {"A": [3]}},
 ])
 def test_bad_kg_irag_spec_values_are_clean_errors(tmp_path, capsys, patch):
     spec = {"source": "s", "time": "time", "place": "place", "values": ["temp"], "duration": "1h",

@@ -1,18 +1,20 @@
 """The no-LLM LLM1_Init: a rule-based parser from a question to a retrieval plan.
 
-It reads the place (code or display name), the event (rule name or alias), the
-anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm``,
-``March 5, 2013 at 14:00``, ``Jul 4 2013 5pm``, ``2013-03-05`` / ``March 5, 2013`` for
-daily data; a clock time written apart from the date, ``on 2013-03-05 at 9``, ``9am``, ``noon``,
-takes the date's day), the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours
-from``, or a window: ``09:00-13:00``, ``from 9am to 1pm``, ``between X and Y``), the horizon
+It reads the place (code, display name or one of the spec's ``place_aliases``), the event (rule
+name or alias), the anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2013-03-05 from 2 pm``,
+``March 5, 2013 at 14:00``, ``Jul 4 2013 5pm``, ``5 March 2013``, ``the 5th of March, 2013``,
+``03/25/2013``, ``2013-03-05`` / ``March 5, 2013`` for daily data; a clock time written apart from
+the date, ``on 2013-03-05 at 9``, ``9am``, ``noon``, ``2 in the afternoon``, takes the date's day),
+the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours from``, or a window:
+``09:00-13:00``, ``from 9am to 1pm``, ``between 2 and 5 pm``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
 type (Q2 latest-before, Q3 earliest-after: a question asking for a time, read by
 which way it looks from the plan; else Q1) and the Q1 polarity (``avoid`` when the event is
 negated just before it is named: "without rain", "free of rain"; else ``detect``) (``avoid``:
 yes = no event; ``detect``: yes = the event occurs). The event's name may be inflected ("raining",
 "foggy"). "Tomorrow" and other relative days are refused with the records' date range: records
-have no "now" to count from.
+have no "now" to count from. What could be read two ways is refused with the unambiguous form:
+``03/12/2013`` (month or day first), ``from 9 to 5`` (no am/pm), ``2-3 hours``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,17 @@ _MONTHS = {m: i + 1 for i, m in enumerate(("january", "february", "march", "apri
 _MON_RE = "|".join(list(_MONTHS) + [m[:3] for m in _MONTHS])
 
 _ISO_DT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:(?:[T ]|,?\s+(?:at|from)\s+)(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?)?", re.I)
-_LONG_DT = re.compile(rf"\b({_MON_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})(?:,?\s*(?:at|from|,)?\s*(\d{{1,2}})(?::(\d{{2}}))?\s*(am|pm)?(?![\w-]))?",
-                      re.I)
+# a clock time written right after a date ("March 5, 2013 at 14:00", "5 March 2013, 2pm")
+_DATE_CLOCK = r"(?:,?\s*(?:at|from|,)?\s*(?P<h>\d{1,2})(?::(?P<mi>\d{2}))?\s*(?P<ap>am|pm)?(?![\w-]))?"
+_ORD = r"(?:st|nd|rd|th)?"
+# dates written with a month name, month first ("March 5, 2013", "Mar 5th 2013") or day first
+# ("5 March 2013", "the 5th of March, 2013"), and numeric ones ("03/25/2013"; read only when
+# the day is unambiguous)
+_NAMED_DT = (re.compile(rf"\b(?P<mon>{_MON_RE})\.?\s+(?P<day>\d{{1,2}}){_ORD},?\s+(?P<year>\d{{4}})" + _DATE_CLOCK, re.I),
+             re.compile(rf"\b(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<mon>{_MON_RE})\.?,?\s+(?P<year>\d{{4}})"
+                        + _DATE_CLOCK, re.I),
+             re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})(?![\d/.-]|\.\d)" + _DATE_CLOCK,
+                        re.I))
 _SPAN = r"(\d+)[\s-]*(hours?|hrs?|h|days?|d|minutes?|mins?)\b"
 _HORIZON = re.compile(rf"(?:no more than|at most|within(?: the next)?|up to)\s+{_SPAN}", re.I)
 _DURATION = re.compile(_SPAN, re.I)
@@ -132,7 +143,8 @@ def _places(text: str, kg: RecordKG) -> list[str]:
     """Every place the text names, in order of first mention (codes and display names)."""
     names = []
     for p in kg.places:
-        for name in (p, *([kg.spec.place_names[p]] if p in kg.spec.place_names else [])):
+        for name in (p, *([kg.spec.place_names[p]] if p in kg.spec.place_names else []),
+                     *kg.spec.place_aliases.get(p, ())):
             # one- and two-letter codes (A, B) match in their own case only, so the article "a" is
             # not place "A"; "jfk" typed in lower case is JFK
             names.append((name, p, re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])",
@@ -175,11 +187,21 @@ def _span_minutes(n: str, unit: str) -> int:
 
 # a clock time on its own ("09:00", "13:30", "9am", "1 pm", "noon"), read on the day of the date
 # written before it (or the question's only date): "2013-01-05 09:00-13:00", "between 9am and 1pm"
+_DAYPART = r"in\s+the\s+(?:morning|afternoon|evening)|at\s+night"
+_JOIN = r"(?:-|\u2013|\u2014|to|till|until|and|through)"
 _CLOCK = re.compile(r"(?<![\d:.])(?:(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?|(\d{1,2})\s*(am|pm)\b|(noon|midday|midnight)\b|"
-                    r"(?<=\bat\s)(\d{1,2})(?:\s*o'?clock)?(?!\s*(?:hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[\d:.,/-])))"
+                    r"(?<=\bat\s)(\d{1,2})(?:\s*o'?clock)?(?!\s*(?:hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[\d:.,/-]))|"
+                    # a bare hour whose part of the day is written after it ("5 in the afternoon")
+                    rf"(\d{{1,2}})(?:\s*o'?clock)?(?=\s+(?:{_DAYPART}))|"
+                    # the first hour of a window that writes am/pm once ("2 and 5 pm", "9-11am")
+                    rf"(\d{{1,2}})(?=\s*{_JOIN}\s*(\d{{1,2}})(?::\d{{2}})?\s*(am|pm|{_DAYPART})\b))"
                     r"(?![\d:])", re.I)
-# what joins two clock times into a window: "09:00-13:00", "from 9 to 1", "between X and Y", "X until Y"
-_RANGE_JOIN = re.compile(r"^\s*(?:-|\u2013|\u2014|to|till|until|and|through)\s*$", re.I)
+# two bare hours as a window, with no am/pm or minutes to read them by ("from 9 to 5")
+_BARE_HOURS = re.compile(rf"\b(?:from|between)\s+\d{{1,2}}\s*{_JOIN}\s*\d{{1,2}}\b(?!\s*(?::|\.\d|am\b|pm\b|o'?clock|"
+                         rf"{_DAYPART}|hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[/-]))", re.I)
+# what joins two clock times into a window: "09:00-13:00", "from 9am to 1pm", "between X and Y", "X until Y",
+# "9 in the morning to 1 in the afternoon"
+_RANGE_JOIN = re.compile(rf"^\s*(?:o'?clock\s+)?(?:(?:{_DAYPART})\s+)?{_JOIN}\s*$", re.I)
 # relative days: the records have no "now" to count from
 _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week)|"
                            r"next (?:week|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
@@ -189,12 +211,19 @@ def _clock_minutes(m: re.Match[str]) -> int:
     """Minutes after midnight of a :data:`_CLOCK` match ("at 2 in the afternoon" is 14:00)."""
     if m.group(6):
         return 0 if m.group(6).lower() == "midnight" else 12 * 60
-    h = int(m.group(1) or m.group(4) or m.group(7))
+    if m.group(9):  # "2 and 5 pm": the first hour takes the second's am/pm, or the other half
+        h, h2 = int(m.group(9)), int(m.group(10))  # of the day when that would put it after the second
+        if not (1 <= h <= 12 and 1 <= h2 <= 12):
+            raise DataFormatError(f"impossible clock time {m.group(0)!r} before {m.group(11)!r} in the question")
+        pm = not m.group(11).lower().startswith(("am", "in the morning"))
+        if h % 12 > h2 % 12:
+            pm = not pm
+        return (h % 12 + (12 if pm else 0)) * 60
+    h = int(m.group(1) or m.group(4) or m.group(7) or m.group(8))
     mi = int(m.group(2) or 0)
     ap = m.group(3) or m.group(5)
-    if not ap and re.match(r"\s*(?:o'?clock\s+)?(?:in\s+the\s+(?:afternoon|evening)|at\s+night)\b",
-                           m.string[m.end():], re.I):
-        ap = "pm"
+    if not ap and re.match(rf"\s*(?:o'?clock\s+)?(?:{_DAYPART})\b", m.string[m.end():], re.I):
+        ap = "am" if re.match(r"\s*(?:o'?clock\s+)?in\s+the\s+morning", m.string[m.end():], re.I) else "pm"
     if ap:
         if not 1 <= h <= 12:
             raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
@@ -223,6 +252,26 @@ def _times(text: str) -> list[tuple[int, int, int]]:
     return sorted(x for x in out if x[0] not in day_only)
 
 
+def _named_date(m: re.Match[str]) -> dt.datetime:
+    """The day of a :data:`_NAMED_DT` match; a numeric date whose day and month could swap
+    ("03/12/2013") is refused, naming both readings."""
+    text = m.group(0)[:m.end("year") - m.start()].strip()
+    if "mon" in m.re.groupindex:
+        mon = _MONTHS.get(m.group("mon").lower().rstrip(".")) or next(
+            v for k, v in _MONTHS.items() if k.startswith(m.group("mon").lower()[:3]))
+        day = int(m.group("day"))
+    else:
+        a, b = int(m.group("a")), int(m.group("b"))
+        if a <= 12 and b <= 12 and a != b:
+            raise DataFormatError(f"the date {text!r} reads as month {a} day {b} or as day {a} month {b}: write it "
+                                  f"as {m.group('year')}-{a:02d}-{b:02d} or {m.group('year')}-{b:02d}-{a:02d}")
+        mon, day = (a, b) if a <= 12 else (b, a)
+    try:
+        return dt.datetime(int(m.group("year")), mon, day)
+    except ValueError as exc:
+        raise DataFormatError(f"impossible date {text!r} in the question: {exc}") from None
+
+
 def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
     """Date mentions, with the clock time written right after them, as (start, minute, end,
     has a clock time)."""
@@ -241,25 +290,23 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
             except ValueError:
                 raise DataFormatError(f"impossible time {m.group(0)!r} in the question") from None
         out.append((m.start(), parse_time(t).lo, m.end(), bool(m.group(2))))
-    for m in _LONG_DT.finditer(text):
-        mon = _MONTHS.get(m.group(1).lower().rstrip(".")) or next(
-            v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
-        try:
-            t = dt.datetime(int(m.group(3)), mon, int(m.group(2)))
-        except ValueError as exc:
-            raise DataFormatError(f"impossible date {m.group(0).strip()!r} in the question: {exc}") from None
-        tail = m.group(0)[m.end(3) - m.start(0):].lower()
-        # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
-        clock = bool(m.group(4) and (m.group(5) or m.group(6) or re.search(r"\b(at|from)\b", tail)))
-        if clock:
-            h = int(m.group(4))
-            if m.group(6):
-                h = h % 12 + (12 if m.group(6).lower() == "pm" else 0)
-            try:
-                t = t.replace(hour=h, minute=int(m.group(5) or 0))
-            except ValueError:
-                raise DataFormatError(f"impossible time {m.group(0).strip()!r} in the question") from None
-        out.append((m.start(), parse_time(t).lo, m.end() if clock else m.end(3), clock))
+    for rx in _NAMED_DT:
+        for m in rx.finditer(text):
+            if any(a <= m.start() < e for a, _t, e, _c in out):
+                continue
+            t = _named_date(m)
+            tail = text[m.end("year"):m.end()].lower()
+            # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
+            clock = bool(m.group("h") and (m.group("mi") or m.group("ap") or re.search(r"\b(at|from)\b", tail)))
+            if clock:
+                h = int(m.group("h"))
+                if m.group("ap"):
+                    h = h % 12 + (12 if m.group("ap").lower() == "pm" else 0)
+                try:
+                    t = t.replace(hour=h, minute=int(m.group("mi") or 0))
+                except ValueError:
+                    raise DataFormatError(f"impossible time {m.group(0).strip()!r} in the question") from None
+            out.append((m.start(), parse_time(t).lo, m.end() if clock else m.end("year"), clock))
     return sorted(out)
 
 
@@ -310,6 +357,9 @@ _UNREAD = (
     (re.compile(r"\b(?:the\s+)?(?:day|night|morning|evening|week)\s+(?:after|before)\b|"
                 r"\b(?:the\s+)?(?:next|following|previous|preceding)\s+(?:day|morning|evening|night)\b", re.I),
      "a date given from another date ({m!r}): write the date itself"),
+    (_BARE_HOURS, "clock times without am/pm ({m!r}): write them as e.g. 09:00-17:00 or 9am to 5pm"),
+    (re.compile(r"(?<![\d:/.-])\d+\s*(?:-|\u2013|to|and|or)\s*\d+\s*(?:hours?|hrs?|days?|minutes?|mins?)\b", re.I),
+     "a range of durations ({m!r}): give one duration"),
 )
 _INTENSITY = re.compile(r"\b(?:heavy|heavily|light|lightly|torrential|severe|extreme|slight|moderate|intense|"
                         r"freezing|little|bit\s+of|lots?\s+of)\s+(?:of\s+)?$", re.I)
@@ -342,8 +392,9 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     q = " ".join(question.split())
     places = _places(q, kg)
     if not places:
-        raise DataFormatError(f"no known place in the question; places: {kg.places} "
-                              f"or {sorted(kg.spec.place_names.values())}")
+        other = sorted({*kg.spec.place_names.values(), *(a for v in kg.spec.place_aliases.values() for a in v)})
+        raise DataFormatError(f"no known place in the question; places: {kg.places}"
+                              + (f" or {other}" if other else ""))
     if len(places) > 1:
         raise DataFormatError(f"the question names {len(places)} places ({', '.join(places)}) and one plan checks "
                               "one place: ask about each place separately")

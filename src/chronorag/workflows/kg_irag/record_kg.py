@@ -24,7 +24,8 @@ Bring your own data with a small declarative spec (:meth:`RecordSpec.from_mappin
     {"source": "my-sensors", "time": "timestamp", "place": "station",
      "values": ["rain_mm", "gust"], "duration": "30min",
      "events": [{"name": "rain", "column": "rain_mm", "op": ">=", "threshold": 0.2}],
-     "places": {"North": [51.5, -0.12]}, "valid_ranges": {"gust": [0, 80]}}
+     "places": {"North": [51.5, -0.12]}, "valid_ranges": {"gust": [0, 80]},
+     "place_names": {"North": "North Station"}, "place_aliases": {"North": ["Northgate"]}}
 
 and :func:`read_records_csv` for a CSV file. Bad records (unparseable time, missing
 place) are skipped and counted in :attr:`RecordKG.report`; a value outside its
@@ -214,6 +215,9 @@ class RecordSpec:
         ``place -> (lat, lon)`` for ``near``; places without coordinates are only near themselves.
     place_names : dict
         ``place -> display name`` used in questions (``"EWR" -> "Newark Liberty Intl"``).
+    place_aliases : dict
+        ``place -> other names`` a question may use (``"EWR" -> ("Newark",)``), like an event
+        rule's aliases.
     valid_ranges : dict
         ``column -> (lo, hi)``; a numeric value outside is dropped (counted in the report).
     categorical_columns : tuple of str
@@ -230,6 +234,7 @@ class RecordSpec:
     rules: tuple[EventRule, ...]
     places: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     place_names: Mapping[str, str] = field(default_factory=dict)
+    place_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     valid_ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     categorical_columns: tuple[str, ...] = ()
     units: Mapping[str, str] = field(default_factory=dict)
@@ -248,6 +253,11 @@ class RecordSpec:
             if r.column not in self.value_columns:
                 raise DataFormatError(f"record spec {self.source!r}: rule {r.name!r} tests column "
                                       f"{r.column!r}, which is not a value column {list(self.value_columns)}")
+        for place, aliases in self.place_aliases.items():
+            if (isinstance(aliases, str) or not isinstance(aliases, (tuple, list))
+                    or not all(isinstance(a, str) and a.strip() for a in aliases)):
+                raise DataFormatError(f"record spec {self.source!r}: place_aliases[{place!r}] must be a list of "
+                                      f"non-empty names, got {aliases!r:.80}")
         if len(self.rules) > 62:
             raise DataFormatError("at most 62 event rules per spec")
 
@@ -308,6 +318,11 @@ class RecordSpec:
                   for k, v in _mapping("valid_ranges", spec.get("valid_ranges", {})).items()}
         for key in ("place_names", "units"):
             _mapping(key, spec.get(key, {}))
+        aliases = {}
+        for k, v in _mapping("place_aliases", spec.get("place_aliases", {})).items():
+            if isinstance(v, str) or not isinstance(v, Sequence):
+                raise DataFormatError(f"record spec place_aliases[{k!r}] must be a list of names, got {v!r:.80}")
+            aliases[str(k)] = tuple(v)
         for key in ("categorical", "events"):
             v = spec.get(key, [])
             if isinstance(v, (str, Mapping)) or not isinstance(v, Sequence):
@@ -315,6 +330,7 @@ class RecordSpec:
         return cls(source=str(spec["source"]), time_column=str(spec["time"]), place_column=str(spec["place"]),
                    value_columns=tuple(str(v) for v in values), duration_minutes=parse_duration(spec["duration"]),
                    rules=tuple(rules), places=places, place_names=dict(spec.get("place_names", {})),
+                   place_aliases=aliases,
                    valid_ranges=ranges, categorical_columns=tuple(spec.get("categorical", ())),
                    units=dict(spec.get("units", {})))
 
@@ -344,6 +360,7 @@ class RecordSpec:
                 "events": [r.to_dict() for r in self.rules],
                 "places": {k: list(v) for k, v in self.places.items()},
                 "place_names": dict(self.place_names),
+                "place_aliases": {k: list(v) for k, v in self.place_aliases.items()},
                 "valid_ranges": {k: list(v) for k, v in self.valid_ranges.items()},
                 "categorical": list(self.categorical_columns), "units": dict(self.units)}
 

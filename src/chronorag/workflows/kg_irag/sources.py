@@ -47,6 +47,10 @@ __all__ = ["SOURCES", "load_records", "load_source_kg", "source_spec"]
 SOURCES = ("nyc-weather", "nyc-flights", "seattle-weather")
 
 _NYC_NAMES = {"EWR": "Newark Liberty Intl", "JFK": "John F Kennedy Intl", "LGA": "La Guardia"}
+# what travellers call the three airports besides their codes and display names
+_NYC_ALIASES = {"EWR": ("Newark", "Newark Liberty", "Newark airport"),
+                "JFK": ("JFK airport", "Kennedy", "Kennedy airport", "John F. Kennedy", "John F Kennedy"),
+                "LGA": ("LaGuardia", "LaGuardia airport", "La Guardia airport")}
 
 
 def _need(module: str) -> Any:
@@ -70,7 +74,7 @@ def _spec(name: str) -> RecordSpec:
                              ("poor visibility", "fog")),
                    EventRule("strong wind", "wind_speed", ">=", 25.0, "wind speed of 25 mph or more",
                              ("high wind", "strong winds", "windy"))),
-            place_names=_NYC_NAMES,
+            place_names=_NYC_NAMES, place_aliases=_NYC_ALIASES,
             valid_ranges={"precip": (0.0, 10.0), "visib": (0.0, 100.0), "wind_speed": (0.0, 150.0),
                           "temp": (-60.0, 130.0)},
             units={"precip": "in", "visib": "mi", "wind_speed": "mph", "temp": "F"})
@@ -84,7 +88,7 @@ def _spec(name: str) -> RecordSpec:
                    EventRule("cancellations", "cancelled_share", ">=", 0.5,
                              "half or more of the hour's departures cancelled",
                              ("mass cancellations", "cancelled flights"))),
-            place_names=_NYC_NAMES,
+            place_names=_NYC_NAMES, place_aliases=_NYC_ALIASES,
             valid_ranges={"mean_dep_delay": (-120.0, 2000.0), "cancelled_share": (0.0, 1.0)},
             units={"mean_dep_delay": "min"})
     if name == "seattle-weather":
