@@ -358,7 +358,8 @@ _UNREAD = (
                 r"\b(?:the\s+)?(?:next|following|previous|preceding)\s+(?:day|morning|evening|night)\b", re.I),
      "a date given from another date ({m!r}): write the date itself"),
     (_BARE_HOURS, "clock times without am/pm ({m!r}): write them as e.g. 09:00-17:00 or 9am to 5pm"),
-    (re.compile(r"(?<![\d:/.-])\d+\s*(?:-|\u2013|to|and|or)\s*\d+\s*(?:hours?|hrs?|days?|minutes?|mins?)\b", re.I),
+    (re.compile(r"(?:\bbetween\s+\d+\s*and|(?<![\d:/.-])\d+\s*(?:-|\u2013|to|or))\s*\d+\s*"
+                r"(?:hours?|hrs?|days?|minutes?|mins?)\b", re.I),
      "a range of durations ({m!r}): give one duration"),
 )
 _INTENSITY = re.compile(r"\b(?:heavy|heavily|light|lightly|torrential|severe|extreme|slight|moderate|intense|"
