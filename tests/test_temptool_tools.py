@@ -342,3 +342,33 @@ def test_relation_synonyms_and_misspellings_reach_every_relation(diplomacy_index
     tools = TemporalKGTools(diplomacy_index)
     assert tools._respell("consulted")[1] == [] and tools._respell("criticise")[1] == []
     assert r.answer("Who did Barack Obama xylophonize in 2014?").answers == []
+
+
+NAME_WORDS = """\
+Cameroon\tCriticize or denounce\tNigeria\t2014-03-01
+Cameron Slater\tCriticize or denounce\tJohn Key\t2014-04-01
+Paris Club\tEngage in negotiation\tArgentina\t2014-05-29
+Barack Obama\tMake a visit\tFrance\t2014-06-05
+Barack Obama\tMake a visit\tPoland\t2014-06-03
+"""
+
+
+def test_a_word_of_a_kg_name_is_no_typo_and_no_other_kind_of_name(tmp_path, minilm):
+    """"Cameron" is written as in "Cameron Slater", so the typo linker does not respell it as
+    "Cameroon"; "Paris" is only part of "Paris Club", a creditors' group, so "Did Obama visit
+    Paris?" is refused naming that, not answered "no" about the Paris Club."""
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    (tmp_path / "kg.tsv").write_text(NAME_WORDS)
+    idx = build_event_index(read_events(tmp_path / "kg.tsv", progress=False), tmp_path / "idx", encoder=minilm,
+                            progress=False)
+    r = TemporalReasoner(TemporalKGTools(idx))
+    assert [e[2] for e in r.link_entities("Who did Cameron criticize in 2014?")[0]] != ["Cameroon"]
+    assert r.answer("Who did Cameron criticize in 2014?").answers == ["John Key"]  # the one name with the word
+    assert r.answer("Who did Camerroon criticize in 2014?").answers == ["Nigeria"]  # a real typo still links
+    res = r.answer("Did Obama visit Paris in 2014?")
+    assert res.answers == [] and "'Paris' is not in the KG: the KG name holding it, 'Paris Club'" in res.note, res.note
+    assert r.answer("Who did the Paris Club negotiate with in 2014?").answers == ["Argentina"]
+    assert r.answer("Did Obama visit France in 2014?").answers == ["yes"]

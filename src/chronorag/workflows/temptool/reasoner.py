@@ -242,7 +242,8 @@ class TemporalReasoner:
                     j = ands[0] - 1
                     phrase = text[toks[k][1]: toks[j][2]]
             link = self.linker.link(phrase)
-            if link.linked:
+            respelt = link.linked and self._respelt_name_word(phrase, link)
+            if link.linked and not respelt:
                 assert link.name is not None
                 found.append((toks[k][1], toks[j][2], link.name))
             elif (sur := self._surname(phrase)) is not None:
@@ -273,6 +274,13 @@ class TemporalReasoner:
                     found.append((toks[k][1], toks[j][2], al.name))
                 elif (got := self._described(text, toks, k, j, taken)) is not None:
                     found.append(got)  # "the Hizbul Islam fighter": the word next to the name picks the sector
+                elif al.score >= 1.0 and _other_kind(phrase, al.name):
+                    problems.append(f"{phrase!r} is not in the KG: the KG name holding it, {al.name!r}, "
+                                    "names something else")
+                elif respelt:
+                    holders = sorted(set.intersection(*(self._names_by_word[w] for w in set(normalise_tokens(phrase)))))
+                    problems.append(f"{phrase!r} is not in the KG: it is part of {', '.join(map(repr, holders[:3]))} "
+                                    f"and close to {link.name!r}; write the full name")
                 else:
                     problems.append(link.reason)
             for x in range(k, j + 1):
@@ -343,7 +351,7 @@ class TemporalReasoner:
         """The name a capitalised chunk links to (typo-tolerant linker, else the aligner at score
         >= 1.0 with the name's words in the phrase), or ``None``."""
         link = self.linker.link(phrase)
-        if link.linked:
+        if link.linked and not self._respelt_name_word(phrase, link):
             return link.name
         al = self.tools.align_entity(phrase)
         return al.name if al.score >= 1.0 and self._contained(phrase, al.name) else None
@@ -386,6 +394,25 @@ class TemporalReasoner:
         key = normalise_tokens(phrase)
         return len(words) == 1 and len(words[0]) >= 5 and len(key) == 1 and process.extractOne(
             key[0], self._name_words(), scorer=fuzz.ratio, score_cutoff=85) is not None
+
+    def _respelt_name_word(self, phrase: str, link: EntityLink) -> bool:
+        """True when a typo-tolerant link respells a phrase that a KG name holds as written: "Cameron"
+        is a word of "Cameron Slater", so it is no typo of "Cameroon" ("Bangladesh Navy" is in no
+        name as written, so "Naval (Bangladesh)" stands)."""
+        words = set(normalise_tokens(phrase))
+        if link.score >= 1.0 or not words or words <= set(normalise_tokens(link.name or "")):
+            return False
+        holders = set.intersection(*(self._names_by_word.get(w, set()) for w in words))
+        return bool(holders)
+
+    @functools.cached_property
+    def _names_by_word(self) -> dict[str, set[str]]:
+        """Every KG name each normalised word occurs in."""
+        out: dict[str, set[str]] = {}
+        for n in self.tools.store.entities:
+            for w in normalise_tokens(n):
+                out.setdefault(w, set()).add(n)
+        return out
 
     def _name_words(self) -> set[str]:
         """Every normalised word of the KG's entity names (built once)."""
@@ -478,7 +505,7 @@ class TemporalReasoner:
         a word of ``name`` (normalised, typo-tolerant), so "Merkel" links to "Angela Merkel"
         but "Volodymyr Zelenskyy" not to "Volodymyr Konstantynov". Descriptions with
         function words ("Foreign Minister of India") are left to the aligner's score."""
-        if self._qualifier_only(phrase, name):
+        if self._qualifier_only(phrase, name) or _other_kind(phrase, name):
             return False
         if re.search(r"\b(?:of|the|for|and|de|al|in|on)\b|,", phrase):
             return True
@@ -494,7 +521,7 @@ class TemporalReasoner:
         if problems:
             return None, problems[0]
         al = self.tools.align_entity(phrase)
-        if al.score >= 1.0 and not self._qualifier_only(phrase, al.name):
+        if al.score >= 1.0 and not self._qualifier_only(phrase, al.name) and not _other_kind(phrase, al.name):
             return al.name, ""
         return None, f"the anchor {phrase!r} is not an entity of the KG (closest: {al.name}, {al.score:.2f})"
 
@@ -997,6 +1024,24 @@ _CONVERSE = re.compile(r"\b(?:(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|
                        r"(?:ha[ds]|have|having)\s+(?:a|an|the|some|any|several|many|more|repeated|new)\s+)"
                        r"(?P<noun>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}?)\s+from\b", re.I)
 # nouns that name the answer, not the relation ("the name of the first one", "which party")
+# head nouns that make a name a kind of thing of its own: "Paris Club" is a creditors' group, not
+# Paris; "Washington Post" a newspaper, not Washington
+_KIND_NOUNS = frozenset(
+    "club bank party post times journal news university college school institute council committee commission "
+    "ministry army police court league front movement union association federation agency fund group company "
+    "corporation airlines airport hospital church team forces brigade guard assembly parliament foundation "
+    "organization organisation network channel tribunal alliance coalition".split())
+
+
+def _other_kind(phrase: str, name: str) -> bool:
+    """True when the one-word ``phrase`` is only part of ``name`` and the rest of the name makes it a
+    kind of thing of its own ("Paris" in "Paris Club"); bracketed qualifiers do not count."""
+    words = normalise_tokens(phrase)
+    have = normalise_tokens(re.sub(r"\(.*?\)", " ", name))
+    rest = [w for w in have if w not in words]
+    return len(words) == 1 and words[0] in have and any(w in _KIND_NOUNS for w in rest)
+
+
 _ANSWER_NOUNS = {"name", "names", "one", "ones", "party", "parties", "actor", "actors", "entity", "entities",
                  "organisation", "organization", "group", "groups", "someone", "somebody", "anyone", "anybody",
                  "who", "whom", "person", "people", "country", "countries", "not"}
