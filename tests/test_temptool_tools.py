@@ -350,6 +350,9 @@ Cameron Slater\tCriticize or denounce\tJohn Key\t2014-04-01
 Paris Club\tEngage in negotiation\tArgentina\t2014-05-29
 Barack Obama\tMake a visit\tFrance\t2014-06-05
 Barack Obama\tMake a visit\tPoland\t2014-06-03
+Media (Africa)\tCriticize or denounce\tKenya\t2014-07-01
+Media (Austria)\tCriticize or denounce\tHungary\t2014-07-02
+Citizen (Suriname)\tCriticize or denounce\tGuyana\t2014-07-03
 """
 
 
@@ -372,3 +375,9 @@ def test_a_word_of_a_kg_name_is_no_typo_and_no_other_kind_of_name(tmp_path, mini
     assert res.answers == [] and "'Paris' is not in the KG: the KG name holding it, 'Paris Club'" in res.note, res.note
     assert r.answer("Who did the Paris Club negotiate with in 2014?").answers == ["Argentina"]
     assert r.answer("Did Obama visit France in 2014?").answers == ["yes"]
+    # a sector named by its head and the demonym of its qualifier; a spelling no name uses, up to a typo;
+    # never a different country whose name is a typo away ("Australian" is not "Austria")
+    assert r.answer("Who did the African media criticize in 2014?").answers == ["Kenya"]
+    assert r.answer("Who did the citizens of Surinam criticize in 2014?").answers == ["Guyana"]
+    assert r.answer("Who did the Austrian media criticize in 2014?").answers == ["Hungary"]
+    assert r.answer("Who did the Australian media criticize in 2014?").answers == []

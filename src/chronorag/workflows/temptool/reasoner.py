@@ -451,7 +451,9 @@ class TemporalReasoner:
         "the Hizbul Islam fighter" -> "Combatant (Hizbul Islam)": the chunk names only the
         qualifier, shared by several names; the lower-case word after it (or before it,
         "police of Kenya") is aligned with it, and the result is kept when its qualifier is
-        the chunk. Question, function and relation words are not descriptors.
+        the chunk, up to a demonym ending ("the African media" -> "Media (Africa)") or, for a
+        spelling no KG name uses, a typo ("the citizens of Surinam" -> "Citizen (Suriname)").
+        Question, function and relation words are not descriptors.
         """
         chunk = normalise_tokens(text[toks[k][1]: toks[j][2]])
 
@@ -468,11 +470,30 @@ class TemporalReasoner:
         if b >= 0 and b < k - 1 and descriptor(b):  # "police of Kenya"
             tries.append((toks[b][1], toks[j][2]))
         for s, e in tries:
+            # the descriptor is the name's head ("the African media" -> "Media (Africa)"): read directly
+            desc = normalise_tokens(text[s:e].replace(text[toks[k][1]: toks[j][2]], " "))
+            direct = [n for n, head, qual in self._qualified_names
+                      if _same_words(desc, head) and _same_words(chunk, qual)]
+            if not direct and not all(w in self._name_words() for w in chunk):  # "Surinam": a spelling no
+                direct = [n for n, head, qual in self._qualified_names  # name uses, read up to a typo
+                          if _same_words(desc, head) and _same_words(chunk, qual, typo=True)]
+            if len(direct) == 1:
+                return s, e, direct[0]
             al = self.tools.align_entity(text[s:e])
             m = _QUALIFIED.fullmatch(al.name)
-            if al.score >= 1.0 and m is not None and sorted(normalise_tokens(m.group(2))) == sorted(chunk):
+            if al.score >= 1.0 and m is not None and _same_words(chunk, normalise_tokens(m.group(2))):
                 return s, e, al.name
         return None
+
+    @functools.cached_property
+    def _qualified_names(self) -> list[tuple[str, list[str], list[str]]]:
+        """``(name, head words, qualifier words)`` of every qualified KG name ("Media (Africa)")."""
+        out = []
+        for n in self.tools.store.entities:
+            m = _QUALIFIED.fullmatch(n)
+            if m is not None and m.group(1):
+                out.append((n, normalise_tokens(m.group(1)), normalise_tokens(m.group(2))))
+        return out
 
     def _qualifier_only(self, phrase: str, name: str) -> bool:
         """True when ``phrase`` names only the qualifier of ``name`` and that qualifier is shared.
@@ -1080,6 +1101,25 @@ def _word_in(w: str, words: list[str]) -> bool:
     from rapidfuzz import fuzz
 
     return any(w == h or fuzz.ratio(w, h) >= 85 for h in words)
+
+
+_DEMONYM_ENDS = ("n", "an", "ian", "i", "ese", "ish")
+
+
+def _demonym(w: str, h: str) -> bool:
+    """``w`` is ``h`` or its demonym: "african"/"africa", "iraqi"/"iraq", "chinese"/"china"."""
+    return w == h or (w.startswith(h) and w[len(h):] in _DEMONYM_ENDS) or (
+        len(h) > 3 and h[-1] in "aey" and w.startswith(h[:-1]) and w[len(h) - 1:] in _DEMONYM_ENDS)
+
+
+def _same_words(a: list[str], b: list[str], *, typo: bool = False) -> bool:
+    """The same words, each up to a demonym ending ("african" for "africa") and, with ``typo``, one
+    edit in a word of five letters or more ("surinam" for "suriname"; "australia" is not "austria")."""
+    from rapidfuzz.distance import Levenshtein
+
+    return len(a) == len(b) and all(any(_demonym(w, h) or (typo and min(len(w), len(h)) >= 5
+                                                             and Levenshtein.distance(w, h) <= 1) for h in b)
+                                    for w in a)
 
 
 _QUALIFIED = re.compile(r"\s*(.*?)\s*\((.+)\)\s*")
