@@ -732,3 +732,64 @@ def test_the_answer_checks_refuse_a_non_string_with_its_value():
         offers_choice(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="must be strings, got 'Iraq' and 3"):
         named_in("Iraq", 3)  # type: ignore[arg-type]
+
+
+def test_no_llm_extract_skips_forecasts_other_names_and_parts_of_a_year():
+    """A user's-eye review (session 34) found the extractive reader answering "How many cars did
+    Audi deliver in 2022?" with the 2022 report's outlook for 2023, "What was BMW's revenue?"
+    with Audi's, and a year's revenue with the fourth quarter's. Now: a forecast is no figure of
+    its report's year unless the question asks about plans; the answer must mention one of the
+    names the question uses (or the period is "not found", naming it); a quarter's figure does
+    not answer for a year, and a question about a quarter needs that quarter."""
+    from chronorag.retrievers.tgrag import answer as tg_answer
+    from chronorag.retrievers.tgrag.decomposition import SubQuestion as Sub
+    from chronorag.retrievers.tgrag.retriever import _PeriodResult
+
+    texts = ["Deliveries are likely to amount to between 1.8 and 1.9 million cars in 2023.",  # a forecast
+             "Audi posted revenue of EUR 16,710 million in the fourth quarter of 2022.",
+             "Audi delivered 1,614,231 cars to customers.",
+             "The Audi Group generated revenue of EUR 61,753 million in the 2022 fiscal year.",
+             "In China, Audi delivered 642,548 cars."] + [f"Audi opened showroom {c}." for c in "abcdefghij"]
+    kg = TimeSlicedKG()
+    kg.add_period(PeriodExtraction("2022", ["c"], entity_types={"Audi": "ORG", "China": "GPE"},
+                                   units=[KnowledgeUnit(t, ("Audi",), 0) for t in texts]))
+
+    def extract(question: str, units: list[int]) -> tuple[str, str]:
+        res = _PeriodResult(sub=Sub("2022", question), chunk_ids=[0], units=units, valid_nodes=[])
+        return tg_answer._extract(kg, res, ["2022"])
+
+    assert extract("How many cars did Audi deliver in 2022?", [0, 2]) == (texts[2], "")
+    text, why = extract("How many cars did Audi deliver in 2022?", [0])
+    assert text == "" and "1 that were forecasts or targets" in why
+    assert extract("How many cars does Audi expect to deliver in 2023?", [0, 2])[0] == texts[0]  # asks about plans
+    assert extract("What was Audi's revenue in 2022?", [1, 3]) == (texts[3], "")
+    assert extract("What was Audi's revenue in the fourth quarter of 2022?", [3, 1]) == (texts[1], "")
+    text, why = extract("What was BMW's revenue in 2022?", [1, 3])
+    assert text == "" and "the name 'bmw'" in why and "lacked a name of the question" in why
+    assert extract("How many cars did Audi deliver in China in 2022?", [2, 4]) == (texts[4], "")
+    assert extract("how many cars did audi deliver in china in 2022", [2, 4]) == (texts[4], "")
+
+
+def test_counted_years_uncovered_years_and_comparisons_are_read_and_said():
+    """"the year after 2019" is 2020 (was the open range "after 2019"); a year no report covers
+    beside one that is covered is named in a partial answer (the covered year was "not found");
+    a comparison the extractive reader only shows is said; "now" is the present."""
+    from chronorag.retrievers.tgrag.decomposition import comparison_note, present_note
+
+    years = [str(y) for y in range(2012, 2024)]
+    assert decompose_rule_based("What was the revenue the year after 2019?", years) == [
+        SubQuestion("2020", "What was the revenue in 2020?")]
+    assert [s.period for s in decompose_rule_based("revenue two years before 2021", years)] == ["2019"]
+    assert [s.period for s in decompose_rule_based("revenue in the years after 2021", years)] == ["2022", "2023"]
+    assert "not computed" in comparison_note("How much did revenue change from 2020 to 2021?")
+    assert "not computed" in comparison_note("Which year had the higher revenue, 2020 or 2021?")
+    assert comparison_note("How many cars did Audi deliver in 2019 and 2022?") == ""
+    assert "'now' was read over every report" in present_note("Who is the CEO of Audi now?", years)
+
+
+def test_a_covered_year_is_answered_beside_an_uncovered_one(tgrag_index):
+    idx = TGragIndex.load(tgrag_index.path)
+    idx.encoder = tgrag_index.encoder
+    out = answer_tgrag(TGragRetriever(idx), "How many cars did Audi deliver in 2022 and 2030?")
+    assert "1,614,231" in out["answer"] and not out["abstained"]
+    assert out["reason"].startswith("partial answer") and "no report covers 2030" in out["reason"], out["reason"]

@@ -10,7 +10,13 @@ from typing import Any
 from chronorag.errors import LLMEchoError, LLMError
 from chronorag.graphs.answer_checks import checked_numbers, ungrounded_numbers
 from chronorag.graphs.text import no_answer_reply, stem_word
-from chronorag.retrievers.tgrag.decomposition import present_note, uncovered, unread_conditions
+from chronorag.retrievers.tgrag.decomposition import (
+    comparison_note,
+    looks_ahead,
+    present_note,
+    uncovered,
+    unread_conditions,
+)
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
 
 __all__ = ["SUBANSWER_PROMPT", "SYNTHESIS_PROMPT", "answer_tgrag"]
@@ -97,23 +103,126 @@ def _doc_freq(kg: Any) -> tuple[dict[str, int], int]:
     return df, max(1, len(sample))
 
 
+#: forward-looking wording: a plan, a target or an outlook, not the figure of the report's year
+_FORECAST = re.compile(r"\b(?:expect(?:s|ed|ing)?|anticipat\w*|likely|forecast\w*|outlook|targets?|targeted|"
+                       r"plans?\s+to|planned|aims?\s+to|intends?\s+to|will|projected|guidance|goals?|ambitions?)\b",
+                       re.I)
+#: a part of a year, by its canonical key: a quarter, a half, the end of the year, a month
+_PARTS_OF_YEAR = (
+    (re.compile(r"\b(?:first|1st)\s+quarter\b|\bq1\b", re.I), "q1"),
+    (re.compile(r"\b(?:second|2nd)\s+quarter\b|\bq2\b", re.I), "q2"),
+    (re.compile(r"\b(?:third|3rd)\s+quarter\b|\bq3\b", re.I), "q3"),
+    (re.compile(r"\b(?:fourth|4th|final|last)\s+quarter\b|\bq4\b", re.I), "q4"),
+    (re.compile(r"\b(?:first\s+half|half[-\s]year|first\s+six\s+months|h1)\b", re.I), "h1"),
+    (re.compile(r"\b(?:second\s+half|h2)\b", re.I), "h2"),
+    (re.compile(r"\b(?:first\s+nine\s+months|nine[-\s]month)\b", re.I), "9m"),
+    (re.compile(r"\b(?:(?:at\s+the\s+)?end\s+of\s+(?:the\s+)?(?:year|fiscal\s+year|reporting\s+period|\d{4})|"
+                r"year[-\s]end|as\s+(?:of|at)\s+december\s+31|december\s+31)\b", re.I), "end"),
+    *((re.compile(rf"\b{m}\b", re.I), m) for m in ("january", "february", "march", "april", "june", "july", "august",
+                                                   "september", "october", "november", "december")),
+)
+#: the parts a sentence may not mention when the question names none: quarters, halves, nine months
+_SUB_YEAR_KEYS = frozenset({"q1", "q2", "q3", "q4", "h1", "h2", "9m"})
+#: spaCy entity types whose names a question may use to name what it asks about
+_NAME_TYPES = frozenset({"ORG", "PERSON", "GPE", "NORP", "LOC", "FAC", "PRODUCT"})
+#: per index KG: lower-cased entity names (see :func:`_names`)
+_NAME_CACHE: weakref.WeakKeyDictionary[Any, tuple[int, frozenset[str], frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def _parts_of_year(text: str) -> set[str]:
+    return {key for pat, key in _PARTS_OF_YEAR if pat.search(text)}
+
+
+def _names(kg: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The KG's entity names (lower case) and every lower-case word of its sentences (cached per KG)."""
+    n = len(kg.unit_text)
+    cached = _NAME_CACHE.get(kg)
+    if cached is not None and cached[0] == n:
+        return cached[1], cached[2]
+    names = frozenset(str(x).lower() for x, t in zip(kg.node_name, kg.node_type)
+                      if t in _NAME_TYPES and re.fullmatch(r"[^\W\d_][^\W\d_&.' -]{2,}", str(x)))
+    vocab = frozenset(w for text in kg.unit_text for w in re.findall(r"[\w&-]+", text.lower()))
+    _NAME_CACHE[kg] = (n, names, vocab)
+    return names, vocab
+
+
+def _named(kg: Any, question: str, df: dict[str, int], n: int) -> list[str]:
+    """The names a question uses, one of which an answer must mention: the KG's entity names
+    it writes as names ("China", "Ducati"; any case in a question typed all in lower case) and
+    capitalised words no sentence of the index holds ("Tesla" in Audi's reports), leaving out
+    names most sentences hold ("Audi") and the question's first word."""
+    names, vocab = _names(kg)
+    toks = re.findall(r"[\w&-]+(?:'s)?", question)
+    low = [re.sub(r"'s$", "", t.lower()) for t in toks]
+    # a plural of a name or a word the sentences use ("Lamborghinis") is that name or word
+    low = [w[:-1] if w.endswith("s") and w not in vocab and w[:-1] in vocab else w for w in low]
+    typed_lower = not any(t[:1].isupper() for t in toks[1:])
+    found: list[str] = []
+    taken: set[int] = set()
+    for size in (4, 3, 2, 1):
+        for i in range(len(low) - size + 1):
+            span = " ".join(low[i:i + size])
+            if taken & set(range(i, i + size)) or span not in names:
+                continue
+            if not typed_lower and not all(t[:1].isupper() or t.lower() in _FUNCTION_WORDS for t in toks[i:i + size]):
+                continue  # "the status of the sites": words a heading capitalised, not names
+            if typed_lower and any(df.get(stem_word(w), 0) / n >= _RARE_NAME_DF for w in low[i:i + size]
+                                   if w not in _FUNCTION_WORDS):
+                continue  # "vehicle production": in a question without capitals only rare names count
+            if i == 0 and size == 1 and not typed_lower:
+                continue
+            rare = [w for w in low[i:i + size] if w not in _FUNCTION_WORDS and df.get(stem_word(w), 0) / n < _INFORMATIVE_DF]
+            if not rare:
+                continue  # "Audi" in Audi's reports: every answer is about it
+            found.append(" ".join(rare))  # "Audi Supervisory Board": "supervisory board"
+            taken |= set(range(i, i + size))
+    for i, (t, w) in enumerate(zip(toks, low)):
+        if i and i not in taken and t[:1].isupper() and w.isalpha() and w not in _FUNCTION_WORDS and w not in vocab:
+            found.append(w)
+    return found
+
+
+#: in a question typed without capitals, a KG name counts only when its words are this rare
+_RARE_NAME_DF = 0.02
+
+
+def _mentions(have: set[str], name: str) -> bool:
+    """True when the stems ``have`` of a sentence hold every word of ``name``, in any order ("Győr:
+    ... in Hungary" for "győr hungary")."""
+    need = _stems(name)
+    return not need or all(_shares_stem({t}, have) for t in need)
+
+
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     """The retrieved sentence that best covers ``r``'s sub-question, and why none can.
 
     A sentence must hold one of the question's informative words (see
     :data:`_INFORMATIVE_DF`), a quantity when the question asks "how many" / "how much" (digits
-    not glued to letters: a model name such as "R8" is not one), and every year the question
-    names that no indexed period covers ("in 2035" in reports of 2019-2023). Of those, the one
-    holding the most of the question's informative words, each weighted by its rarity in the
-    index (``1 + log(n / (1 + df))``), wins; ties go to the better-ranked sentence.
+    not glued to letters: a model name such as "R8" is not one), one of the names the question
+    uses (:func:`_named`: "BMW", "China"), the quarter or half-year the question names and none it
+    does not ("Q4" for a year's figure; "the end of 2020" or a month only counts towards the
+    score), and, for a
+    question over all periods, every year it names that no indexed period covers ("in 2035" in
+    reports of 2019-2023). Unless the question asks about plans, a sentence that looks ahead
+    (an outlook, a target, "will", "expects") or names a year after its report's is skipped:
+    the 2022 report's "deliveries are likely to amount to 1.8 to 1.9 million" is no 2022
+    figure. Of those left, the one holding the most of the question's informative words, each
+    weighted by its rarity in the index (``1 + log(n / (1 + df))``), wins; ties go to the
+    better-ranked sentence.
     """
     df, n = _doc_freq(kg)
     q = r.sub.question
     need = {t for t in _stems(q) if df.get(t, 0) / n < _INFORMATIVE_DF}
     number = _NUMBER_QUESTION.search(q) is not None
-    foreign = sorted({y for y in _YEAR_RE.findall(q) if y not in periods and y != r.sub.period})
+    foreign = sorted({y for y in _YEAR_RE.findall(q) if y not in periods and y != r.sub.period}) \
+        if r.sub.period is None else []
+    named = _named(kg, q, df, n)
+    parts = _parts_of_year(q)
+    ahead = looks_ahead(q)
+    later_than = int(r.sub.period) if r.sub.period and r.sub.period.isdigit() else None
     weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
     best: tuple[float, str] | None = None
+    skipped: dict[str, int] = {}
     for u in r.units:
         text = kg.unit_text[u]
         have = _stems(text)
@@ -123,7 +232,15 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
             continue
         if any(y not in text for y in foreign):
             continue
-        cover = sum(w for t, w in weight.items() if _shares_stem({t}, have))
+        why = ("a name of the question" if named and not any(_mentions(have, x) for x in named) else
+               "the part of the year asked" if not (parts & _SUB_YEAR_KEYS) <= _parts_of_year(text) else
+               "a part of the year not asked" if not parts and _parts_of_year(text) & _SUB_YEAR_KEYS else
+               "a forecast" if not ahead and (_FORECAST.search(text) or (later_than is not None and any(
+                   int(y) > later_than for y in _YEAR_RE.findall(text)))) else "")
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
+        cover = sum(w for t, w in weight.items() if _shares_stem({t}, have)) + len(parts & _parts_of_year(text))
         if best is None or cover > best[0]:
             best = (cover, text)  # strictly more: a tie keeps the better-ranked sentence
     if best is not None:
@@ -132,8 +249,17 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
         return "", "nothing was retrieved"
     wants = ([f"a word of the question ({', '.join(sorted(need))})"] if need else []) + (
         ["a number"] if number else []) + ([f"the year(s) {', '.join(foreign)} (no report covers them)"]
-                                           if foreign else [])
-    return "", f"none of the {len(r.units)} retrieved sentences holds " + " and ".join(wants)
+                                           if foreign else []) + (
+        [f"one of the names {', '.join(map(repr, named))}" if len(named) > 1 else f"the name {named[0]!r}"]
+        if named else []) + (
+        [f"the part of the year asked ({', '.join(sorted(parts & _SUB_YEAR_KEYS))})"] if parts & _SUB_YEAR_KEYS else [])
+    why = f"none of the {len(r.units)} retrieved sentences holds " + " and ".join(wants)
+    left = {"a forecast": "were forecasts or targets", "a part of the year not asked":
+            "gave a quarter's or a half-year's figure", "a name of the question": "lacked a name of the question",
+            "the part of the year asked": "lacked the part of the year asked"}
+    if skipped:
+        why += " (" + ", ".join(f"{k} that {left[w]}" for w, k in skipped.items()) + ")"
+    return "", why
 
 
 #: a sub-answer the LLM did not give: its reply repeated the prompt (counted as ``llm.echo``)
@@ -228,6 +354,12 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 "reason": "cannot answer: " + "; ".join(unread), "evidence": [], "chunk_ids": []}
     ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)
     how = results[0].decomposition if results else retriever.decompose
+    # "in 2019 and 2030" over reports of 2012-2023: 2019 is answered, 2030 said to be uncovered
+    dated = [r for r in results if r.sub.period]
+    outside = sorted({y for y in _YEAR_RE.findall(" ".join([question, *(r.sub.question for r in dated)]))
+                      if y not in periods})
+    beyond = (f"no report covers {', '.join(outside)} (the reports cover {periods[0]} to {periods[-1]})"
+              if dated and outside and periods and all(p.isdigit() for p in periods) else "")
     if chat is None:
         subs, missing = [], []
         for r in results:
@@ -237,13 +369,15 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
                 missing.append(f"[{r.sub.period or 'all'}] {why}")
         final = " ".join(f"[{s['period'] or 'all'}] {s['answer'] or '(not found)'}" for s in subs)
         found = any(s["answer"] for s in subs)
+        if beyond:
+            missing.append(beyond)
         reason = "; ".join(missing)
         if found and missing:
             reason = "partial answer: " + reason
         if unread:  # a sentence per period would answer another question: refuse, keeping the sentences
             found, reason = False, "cannot represent: " + "; ".join(unread)
         elif found:
-            reason = "; ".join(p for p in (reason, present_note(question, periods)) if p)
+            reason = "; ".join(p for p in (reason, comparison_note(question), present_note(question, periods)) if p)
         return {"answer": final if found else "", "mode": mode,
                 "decomposition": how, "sub_answers": subs, "abstained": not found,
                 "reason": reason if results else "no sub-question retrieved anything",
@@ -314,6 +448,8 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     unapplied = ("the retrieval did not apply " + "; ".join(unread)
                  + " (the answer is the LLM's reading of the retrieved reports)") if unread else ""
     now = present_note(question, periods) if final else ""
-    reason = "; ".join(p for p in (reason, synthesis if final else "", figures, unapplied, now) if p)
+    if beyond and final and not reason.startswith("partial answer"):
+        beyond = "partial answer: " + beyond
+    reason = "; ".join(p for p in (reason, beyond, synthesis if final else "", figures, unapplied, now) if p)
     return {"answer": final, "mode": mode, "decomposition": how, "sub_answers": subs,
             "abstained": not final, "reason": reason, "evidence": evidence, "chunk_ids": used_ids}

@@ -10,7 +10,7 @@ from typing import Any
 from chronorag.errors import LLMError
 
 __all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition",
-           "open_range", "present_note", "report_position", "uncovered", "unread_conditions"]
+           "comparison_note", "looks_ahead", "open_range", "present_note", "report_position", "uncovered", "unread_conditions"]
 
 _YEAR = r"(?:19|20)\d{2}"
 #: a year as users write it: "2019", "FY2019", "FY 2019", "fiscal 2019"
@@ -51,11 +51,27 @@ def _century(two: str) -> str:
     return ("20" if int(two[0]) < 5 else "19") + two
 
 
+#: a year counted from another: "the year after 2019", "two years before 2021", "a year later than 2018"
+_COUNTED_YEAR = re.compile(rf"\b(?:(?:in|during|for)\s+)?(?:(a|one|the)\s+(?:fiscal\s+|financial\s+)?year|(?:the\s+)?"
+                           rf"(two|three|four|five|six|seven|eight|nine|ten|\d{{1,2}})\s+(?:fiscal\s+|financial\s+)?years)"
+                           rf"\s+(after|following|later\s+than|before|preceding|prior\s+to|earlier\s+than)\s+"
+                           rf"(?:FY\s?)?({_YEAR})\b", re.I)
+
+
+def _counted_year(m: re.Match[str]) -> str:
+    n = (m.group(2) or "").lower()
+    k = 1 if m.group(1) else int(n) if n.isdigit() else _NUMBERS[n]
+    later = m.group(3).lower().split()[0] in ("after", "following", "later")
+    return f"in {int(m.group(4)) + (k if later else -k)}"
+
+
 def _expand_years(question: str) -> str:
-    """Two-digit years and decades written out: "in '19" -> "in 2019", "FY19" -> "FY2019",
-    "the '90s" -> "the 1990s"."""
+    """Two-digit years, decades and counted years written out: "in '19" -> "in 2019", "FY19" ->
+    "FY2019", "the '90s" -> "the 1990s", "the year after 2019" -> "in 2020", "two years before
+    2021" -> "in 2019"."""
     q = re.sub(r"(?<![\w'’])['’](\d)0s\b", lambda m: _century(m.group(1) + "0") + "s", question)
-    return _SHORT_YEAR.sub(lambda m: ("FY" if m.group(2) else "") + _century(m.group(1) or m.group(2)), q)
+    q = _SHORT_YEAR.sub(lambda m: ("FY" if m.group(2) else "") + _century(m.group(1) or m.group(2)), q)
+    return _COUNTED_YEAR.sub(_counted_year, q)
 
 
 def _decade_years(question: str) -> list[int]:
@@ -183,7 +199,8 @@ _RELATIVE = re.compile(
     r"\d+)\s+)?(?:fiscal\s+)?(?:years?|quarters?|months?|weeks?|decade)\b|\b(?:recent(?:ly)?|lately|"
     r"(?:\w+\s+)?years?\s+ago)\b", re.I)
 #: the present ("currently", "today"): read over every report, and said so (:func:`present_note`)
-_NOW = re.compile(r"\b(?:currently|nowadays|these\s+days|right\s+now|today|at\s+present|presently)\b", re.I)
+_NOW = re.compile(r"\b(?:currently|nowadays|these\s+days|right\s+now|now|today|at\s+present|presently|"
+                  r"at\s+the\s+moment)\b", re.I)
 #: a question about the period itself with a superlative ("which year ... the most")
 _WHICH_PERIOD = re.compile(r"\b(?:(?:which|what)\s+(?:fiscal\s+|annual\s+)?(?:year|report|period)|when)\b", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:most|least|fewest|highest|lowest|largest|smallest|biggest|best|worst|peak(?:ed)?|"
@@ -208,6 +225,29 @@ def _span(periods: list[str]) -> str:
 #: a question about plans ("will", "target", "by 2030"): the reports state them for later years
 _FORWARD = re.compile(r"\b(?:will|shall|plan(?:s|ned)?|target(?:s|ed)?|goals?|aims?|expect(?:s|ed)?|forecast|"
                       r"intend(?:s|ed)?|projected|outlook|ambitions?|strateg(?:y|ies))\b", re.I)
+
+
+#: a question that asks for a change or a comparison the per-period sentences only show
+_COMPARISON = re.compile(
+    r"\bhow\s+(?:much|many|far|strongly|sharply)\b[^?]*?\b(?:change[sd]?|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|"
+    r"rise|rose|risen|fall|fell|fallen|drop(?:ped)?|decline[sd]?|improve[sd]?|shr[iau]nk)\b|"
+    r"\b(?:which|what)\s+(?:fiscal\s+)?(?:year|period|report)\b[^?]*?\b(?:higher|lower|more|less|fewer|larger|"
+    r"smaller|bigger|better|worse|greater)\b|\bcompared\s+(?:with|to)\b|\bversus\b|\bvs\.?(?=\s)|"
+    r"\b(?:difference|percentage\s+change|growth\s+rate)\s+(?:between|from)\b", re.I)
+
+
+def comparison_note(question: str) -> str:
+    """A note for the extractive reader when the question asks for a change or a comparison
+    ("how much did revenue change from 2020 to 2021", "which year was higher"): the sentence
+    of each period is given, the comparison is not computed; ``""`` otherwise."""
+    m = _COMPARISON.search(question)
+    return (f"not computed: the question asks for a comparison ({' '.join(m.group(0).split())!r}); the answer is "
+            f"the sentence read for each period, and the extractive reader does not compare them") if m else ""
+
+
+def looks_ahead(question: str) -> bool:
+    """True when the question asks about plans, targets or expectations ("will", "target", "plan")."""
+    return _FORWARD.search(question) is not None
 
 
 def uncovered(question: str, periods: list[str]) -> str:
