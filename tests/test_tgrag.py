@@ -314,6 +314,12 @@ def test_cli_tgrag(tmp_path, capsys):
         if method == "t-grag":
             assert m["evidence_recall@5"] == 1.0
     assert np.isfinite(m["latency_ms_p50"])
+    # `ask --json` carries the per-period sentences a refusal points to, and the chunks read
+    assert main(["ask", str(out), "Did Audi deliver more cars in 2022 than in 2019?", "--method", "t-grag",
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["abstained"] and "sub_answers" in res["reason"] and res["decomposition"] == "rules"
+    assert [s["period"] for s in res["sub_answers"]] == ["2019", "2022"] and res["evidence_ids"]
 
 
 def test_documents_and_property_graph_index(tgrag_index, tmp_path):

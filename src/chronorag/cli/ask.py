@@ -60,12 +60,15 @@ def _iter_questions(path: str) -> Iterator[tuple[int, str | None, str | None]]:
 
 def _result(pred: Any, question: str, method: str) -> dict[str, Any]:
     info = pred.info or {}
-    ids = info.get("event_ids") or info.get("evidence_ids") or []
-    return {"question": question, "method": method, "answers": list(pred.answers[:10]),
-            "abstained": bool(pred.abstained or not pred.answers),
-            "reason": pred.reason or ("" if pred.answers else "the method returned no answer and did not say why"),
-            "evidence_ids": list(ids)[:50], "evidence": list(pred.evidence[:10]),
-            "mode": info.get("mode")}
+    ids = info.get("event_ids") or info.get("evidence_ids") or info.get("chunk_ids") or []
+    out = {"question": question, "method": method, "answers": list(pred.answers[:10]),
+           "abstained": bool(pred.abstained or not pred.answers),
+           "reason": pred.reason or ("" if pred.answers else "the method returned no answer and did not say why"),
+           "evidence_ids": list(ids)[:50], "evidence": list(pred.evidence[:10]),
+           "mode": info.get("mode")}
+    # what a reason may point to: T-GRAG's per-period sentences ("the sentence per period is in sub_answers")
+    out.update({k: info[k] for k in ("decomposition", "sub_answers") if k in info})
+    return out
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
