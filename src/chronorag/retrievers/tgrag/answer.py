@@ -105,7 +105,7 @@ def _doc_freq(kg: Any) -> tuple[dict[str, int], int]:
 
 #: forward-looking wording: a plan, a target or an outlook, not the figure of the report's year
 _FORECAST = re.compile(r"\b(?:expect(?:s|ed|ing)?|anticipat\w*|likely|forecast\w*|outlook|targets?|targeted|"
-                       r"plans?\s+to|planned|aims?\s+to|intends?\s+to|will|projected|guidance|goals?|ambitions?)\b",
+                       r"plans?\s+to|planned|aims?\s+to|aiming|intends?\s+to|will|projected|guidance|goals?|ambitions?)\b",
                        re.I)
 #: a part of a year, by its canonical key: a quarter, a half, the end of the year, a month
 _PARTS_OF_YEAR = (
