@@ -241,9 +241,19 @@ def test_dates_and_windows_as_users_write_them(kg):
     assert (p.anchor, p.duration) == (_t(30 * 24 + 14), 180)
     p = parse_question("Will it rain at A on 05/31/2013 between 10 and 2 am?", kg)  # 22:00 to 02:00
     assert (p.anchor, p.duration) == (_t(30 * 24 + 22), 240)
+    # the window's first hour after a written date is no clock time of the date ("from 2 to 5 pm" was 02:00-17:00)
+    for q in ("Will it rain at A on 1 May 2013 from 2 to 5 pm?", "Will it rain at A on 2013-05-01 at 2 to 5 pm?",
+              "Will it rain at A on May 1, 2013 from 2 to 5 pm?"):
+        p = parse_question(q, kg)
+        assert (p.anchor, p.duration) == (_t(14), 180), q
+    p = parse_question("Will it rain at A on the 1st of May, 2013 at 2 in the afternoon for 2 hours?", kg)
+    assert (p.anchor, p.duration) == (_t(14), 120)
+    p = parse_question("My 2 hour trip to A starts at 2pm on 31/05/2013. Will it rain?", kg)  # a full stop after the date
+    assert (p.anchor, p.duration) == (_t(30 * 24 + 14), 120)
     for q, what in [("Will it rain at A on 05/01/2013 from 9am to 1pm?", "write it as 2013-05-01 or 2013-01-05"),
                     ("Will it rain at A on 2013-05-01 from 9 to 5?", "clock times without am/pm ('from 9 to 5')"),
-                    ("Will it rain at A on 2013-05-01 at 9 for 2-3 hours?", "a range of durations ('2-3 hours')")]:
+                    ("Will it rain at A on 2013-05-01 at 9 for 2-3 hours?", "a range of durations ('2-3 hours')"),
+                    ("Will it rain at A on 2013-05-01 at 9 for 2-3h?", "a range of durations ('2-3h')")]:
         with pytest.raises(DataFormatError, match=re.escape(what)):
             parse_question(q, kg)
 
@@ -261,6 +271,10 @@ def test_place_aliases_name_a_place(records_csv):
         parse_question("Will it rain at Charlie on 2013-05-01 from 9am to 1pm?", user_kg)
     with pytest.raises(DataFormatError, match=r"place_aliases\['B'\] must be a list"):
         RecordSpec.from_mapping({**SPEC, "place_aliases": {"B": "Bravo Field"}})
+    with pytest.raises(DataFormatError, match="the alias 'Field' names two places"):
+        RecordSpec.from_mapping({**SPEC, "place_aliases": {"B": ["Field"], "C": ["Field"]}})
+    direct = RecordSpec(**{**spec.__dict__, "place_aliases": {"B": ["Bravo Field"]}})
+    assert RecordSpec.from_mapping(direct.to_mapping()) == direct == spec
     nyc = source_spec("nyc-weather")
     for name, code in (("Newark", "EWR"), ("Kennedy airport", "JFK"), ("LaGuardia", "LGA")):
         assert code in nyc.place_aliases and name in nyc.place_aliases[code]

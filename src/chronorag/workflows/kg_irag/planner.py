@@ -44,7 +44,7 @@ _ORD = r"(?:st|nd|rd|th)?"
 _NAMED_DT = (re.compile(rf"\b(?P<mon>{_MON_RE})\.?\s+(?P<day>\d{{1,2}}){_ORD},?\s+(?P<year>\d{{4}})" + _DATE_CLOCK, re.I),
              re.compile(rf"\b(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<mon>{_MON_RE})\.?,?\s+(?P<year>\d{{4}})"
                         + _DATE_CLOCK, re.I),
-             re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})(?![\d/.-]|\.\d)" + _DATE_CLOCK,
+             re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})(?![\d/-]|\.\d)" + _DATE_CLOCK,
                         re.I))
 _SPAN = r"(\d+)[\s-]*(hours?|hrs?|h|days?|d|minutes?|mins?)\b"
 _HORIZON = re.compile(rf"(?:no more than|at most|within(?: the next)?|up to)\s+{_SPAN}", re.I)
@@ -190,15 +190,17 @@ def _span_minutes(n: str, unit: str) -> int:
 _DAYPART = r"in\s+the\s+(?:morning|afternoon|evening)|at\s+night"
 _JOIN = r"(?:-|\u2013|\u2014|to|till|until|and|through)"
 _CLOCK = re.compile(r"(?<![\d:.])(?:(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?|(\d{1,2})\s*(am|pm)\b|(noon|midday|midnight)\b|"
-                    r"(?<=\bat\s)(\d{1,2})(?:\s*o'?clock)?(?!\s*(?:hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[\d:.,/-]))|"
+                    r"(?<=\bat\s)(\d{1,2})(?:\s*o'?clock)?(?!\s*(?:hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[\d:.,/-]))"
+                    rf"(?!\s*{_JOIN}\s*\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|{_DAYPART})\b)|"
                     # a bare hour whose part of the day is written after it ("5 in the afternoon")
                     rf"(\d{{1,2}})(?:\s*o'?clock)?(?=\s+(?:{_DAYPART}))|"
                     # the first hour of a window that writes am/pm once ("2 and 5 pm", "9-11am")
                     rf"(\d{{1,2}})(?=\s*{_JOIN}\s*(\d{{1,2}})(?::\d{{2}})?\s*(am|pm|{_DAYPART})\b))"
                     r"(?![\d:])", re.I)
 # two bare hours as a window, with no am/pm or minutes to read them by ("from 9 to 5")
-_BARE_HOURS = re.compile(rf"\b(?:from|between)\s+\d{{1,2}}\s*{_JOIN}\s*\d{{1,2}}\b(?!\s*(?::|\.\d|am\b|pm\b|o'?clock|"
-                         rf"{_DAYPART}|hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[/-]))", re.I)
+_BARE_HOURS = re.compile(rf"\b(?:from|between)\s+(?:1[0-2]|0?[1-9])\s*{_JOIN}\s*(?:1[0-2]|0?[1-9])\b(?!\s*(?::|\.\d|"
+                         rf"am\b|pm\b|o'?clock|{_DAYPART}|hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[/-]|"
+                         rf"(?:st|nd|rd|th)\b|(?:of\s+)?(?:{_MON_RE})\b))", re.I)
 # what joins two clock times into a window: "09:00-13:00", "from 9am to 1pm", "between X and Y", "X until Y",
 # "9 in the morning to 1 in the afternoon"
 _RANGE_JOIN = re.compile(rf"^\s*(?:o'?clock\s+)?(?:(?:{_DAYPART})\s+)?{_JOIN}\s*$", re.I)
@@ -298,10 +300,19 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
             tail = text[m.end("year"):m.end()].lower()
             # a bare number after the date ("May 5, 2013 3 hours") is not a clock time
             clock = bool(m.group("h") and (m.group("mi") or m.group("ap") or re.search(r"\b(at|from)\b", tail)))
+            after = text[m.end():]
+            ap = m.group("ap")
+            if clock and not ap and not m.group("mi"):
+                if re.match(rf"\s*{_JOIN}\s*\d{{1,2}}", after, re.I):
+                    clock = False  # "5 March 2013 from 2 to 5 pm": the window's hours are read as clock times
+                elif (dp := re.match(rf"\s*(?:o'?clock\s+)?({_DAYPART})\b", after, re.I)) is not None:
+                    ap = "am" if "morning" in dp.group(1).lower() else "pm"  # "at 2 in the afternoon"
             if clock:
                 h = int(m.group("h"))
-                if m.group("ap"):
-                    h = h % 12 + (12 if m.group("ap").lower() == "pm" else 0)
+                if ap:
+                    if not 1 <= h <= 12:
+                        raise DataFormatError(f"impossible clock time {m.group(0).strip()!r} in the question")
+                    h = h % 12 + (12 if ap.lower() == "pm" else 0)
                 try:
                     t = t.replace(hour=h, minute=int(m.group("mi") or 0))
                 except ValueError:
@@ -359,7 +370,7 @@ _UNREAD = (
      "a date given from another date ({m!r}): write the date itself"),
     (_BARE_HOURS, "clock times without am/pm ({m!r}): write them as e.g. 09:00-17:00 or 9am to 5pm"),
     (re.compile(r"(?:\bbetween\s+\d+\s*and|(?<![\d:/.-])\d+\s*(?:-|\u2013|to|or))\s*\d+\s*"
-                r"(?:hours?|hrs?|days?|minutes?|mins?)\b", re.I),
+                r"(?:hours?|hrs?|h|days?|d|minutes?|mins?)\b", re.I),
      "a range of durations ({m!r}): give one duration"),
 )
 _INTENSITY = re.compile(r"\b(?:heavy|heavily|light|lightly|torrential|severe|extreme|slight|moderate|intense|"
@@ -393,7 +404,8 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     q = " ".join(question.split())
     places = _places(q, kg)
     if not places:
-        other = sorted({*kg.spec.place_names.values(), *(a for v in kg.spec.place_aliases.values() for a in v)})
+        other = sorted({*(kg.spec.place_names[p] for p in kg.places if p in kg.spec.place_names),
+                        *(a for p in kg.places for a in kg.spec.place_aliases.get(p, ()))})
         raise DataFormatError(f"no known place in the question; places: {kg.places}"
                               + (f" or {other}" if other else ""))
     if len(places) > 1:

@@ -253,11 +253,19 @@ class RecordSpec:
             if r.column not in self.value_columns:
                 raise DataFormatError(f"record spec {self.source!r}: rule {r.name!r} tests column "
                                       f"{r.column!r}, which is not a value column {list(self.value_columns)}")
+        owner: dict[str, str] = {}
         for place, aliases in self.place_aliases.items():
             if (isinstance(aliases, str) or not isinstance(aliases, (tuple, list))
                     or not all(isinstance(a, str) and a.strip() for a in aliases)):
                 raise DataFormatError(f"record spec {self.source!r}: place_aliases[{place!r}] must be a list of "
                                       f"non-empty names, got {aliases!r:.80}")
+            for a in aliases:
+                other = owner.setdefault(a.strip().lower(), place)
+                if other != place:
+                    raise DataFormatError(f"record spec {self.source!r}: the alias {a!r} names two places "
+                                          f"({other!r} and {place!r}); give each alias to one place")
+        # lists given directly are kept as tuples, so a spec equals its own round trip
+        object.__setattr__(self, "place_aliases", {str(k): tuple(v) for k, v in self.place_aliases.items()})
         if len(self.rules) > 62:
             raise DataFormatError("at most 62 event rules per spec")
 
