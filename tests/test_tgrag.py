@@ -320,6 +320,9 @@ def test_cli_tgrag(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert res["abstained"] and "sub_answers" in res["reason"] and res["decomposition"] == "rules"
     assert [s["period"] for s in res["sub_answers"]] == ["2019", "2022"] and res["evidence_ids"]
+    assert main(["ask", str(out), "Did Audi deliver more cars in 2022 than in 2019?", "--method", "t-grag"]) == 0
+    printed = capsys.readouterr().out
+    assert "per period:" in printed and "  [2019] " in printed and "  [2022] " in printed
 
 
 def test_documents_and_property_graph_index(tgrag_index, tmp_path):
@@ -755,16 +758,20 @@ def test_no_llm_extract_skips_forecasts_other_names_and_parts_of_a_year():
              "Audi posted revenue of EUR 16,710 million in the fourth quarter of 2022.",
              "Audi delivered 1,614,231 cars to customers.",
              "The Audi Group generated revenue of EUR 61,753 million in the 2022 fiscal year.",
-             "In China, Audi delivered 642,548 cars."] + [f"Audi opened showroom {c}." for c in "abcdefghij"]
+             "In China, Audi delivered 642,548 cars.",
+             "In South Africa, Audi delivered 5,012 cars."] + [f"Audi opened showroom {c}." for c in "abcdefghij"]
     kg = TimeSlicedKG()
-    kg.add_period(PeriodExtraction("2022", ["c"], entity_types={"Audi": "ORG", "China": "GPE"},
-                                   units=[KnowledgeUnit(t, ("Audi",), 0) for t in texts]))
+    kg.add_period(PeriodExtraction("2022", ["c"], entity_types={"Audi": "ORG", "China": "GPE", "South Africa": "GPE"},
+                                   units=[KnowledgeUnit(t, ("Audi", *[x for x in ("China", "South Africa") if x in t]), 0)
+                                          for t in texts]))
 
     def extract(question: str, units: list[int]) -> tuple[str, str]:
         res = _PeriodResult(sub=Sub("2022", question), chunk_ids=[0], units=units, valid_nodes=[])
         return tg_answer._extract(kg, res, ["2022"])
 
     assert extract("How many cars did Audi deliver in 2022?", [0, 2]) == (texts[2], "")
+    assert not tg_answer._FORECAST.search("As expected, Audi met its delivery targets in 2022, more than planned.")
+    assert tg_answer._parts_of_year("in the second half-year") == {"h2"}
     text, why = extract("How many cars did Audi deliver in 2022?", [0])
     assert text == "" and "1 that were forecasts or targets" in why
     assert extract("How many cars does Audi expect to deliver in 2023?", [0, 2])[0] == texts[0]  # asks about plans
@@ -774,6 +781,7 @@ def test_no_llm_extract_skips_forecasts_other_names_and_parts_of_a_year():
     assert text == "" and "the name 'bmw'" in why and "lacked a name of the question" in why
     assert extract("How many cars did Audi deliver in China in 2022?", [2, 4]) == (texts[4], "")
     assert extract("how many cars did audi deliver in china in 2022", [2, 4]) == (texts[4], "")
+    assert extract("How many cars did Audi deliver in South Africa in 2022?", [4, 5]) == (texts[5], "")
 
 
 def test_counted_years_uncovered_years_and_comparisons_are_read_and_said():
@@ -787,6 +795,9 @@ def test_counted_years_uncovered_years_and_comparisons_are_read_and_said():
         SubQuestion("2020", "What was the revenue in 2020?")]
     assert [s.period for s in decompose_rule_based("revenue two years before 2021", years)] == ["2019"]
     assert [s.period for s in decompose_rule_based("revenue in the years after 2021", years)] == ["2022", "2023"]
+    assert [s.period for s in decompose_rule_based("revenue in the three years following 2018", years)] == [
+        "2019", "2020", "2021"]
+    assert comparison_note("How much did Audi invest in 2019 to increase capacity?") == ""
     assert "not computed" in comparison_note("How much did revenue change from 2020 to 2021?")
     assert "not computed" in comparison_note("Which year had the higher revenue, 2020 or 2021?")
     assert comparison_note("How many cars did Audi deliver in 2019 and 2022?") == ""
@@ -799,3 +810,5 @@ def test_a_covered_year_is_answered_beside_an_uncovered_one(tgrag_index):
     out = answer_tgrag(TGragRetriever(idx), "How many cars did Audi deliver in 2022 and 2030?")
     assert "1,614,231" in out["answer"] and not out["abstained"]
     assert out["reason"].startswith("partial answer") and "no report covers 2030" in out["reason"], out["reason"]
+    out = answer_tgrag(TGragRetriever(idx), "How many cars did Audi deliver after 2011?")  # a range read: no note
+    assert "no report covers" not in out["reason"], out["reason"]

@@ -120,6 +120,10 @@ def _print(res: dict[str, Any], args: argparse.Namespace) -> None:
         print("answers:", "; ".join(res["answers"][:5]))
     if res["reason"]:
         print("why:", res["reason"])
+    if res.get("sub_answers"):  # T-GRAG: the sentence read for each period (a refusal points here)
+        print("per period:")
+        for sub in res["sub_answers"]:
+            print(f"  [{sub.get('period') or 'all'}]", _short(str(sub.get("answer") or "(not found)")))
     print("evidence:")
     for e in res.get("evidence", []):
         print("  -", _short(e))

@@ -15,6 +15,7 @@ from chronorag.retrievers.tgrag.decomposition import (
     looks_ahead,
     present_note,
     uncovered,
+    uncovered_years,
     unread_conditions,
 )
 from chronorag.retrievers.tgrag.retriever import TGragRetriever, _PeriodResult
@@ -104,16 +105,17 @@ def _doc_freq(kg: Any) -> tuple[dict[str, int], int]:
 
 
 #: forward-looking wording: a plan, a target or an outlook, not the figure of the report's year
-_FORECAST = re.compile(r"\b(?:expect(?:s|ed|ing)?|anticipat\w*|likely|forecast\w*|outlook|targets?|targeted|"
-                       r"plans?\s+to|planned|aims?\s+to|aiming|intends?\s+to|will|projected|guidance|goals?|ambitions?)\b",
-                       re.I)
+_FORECAST = re.compile(r"\b(?:expects?|expecting|expected\s+to|anticipates?|anticipating|anticipated\s+to|likely\s+to|"
+                       r"forecasts?|forecasting|forecast\s+to|outlook|targets?\s+(?:of|for|to|a|an)|targeting|"
+                       r"plans?\s+to|planning\s+to|aims?\s+to|aiming|intends?\s+to|will|projected\s+to|guidance|"
+                       r"ambitions?|goals?\s+(?:of|for|is|are|to))\b", re.I)
 #: a part of a year, by its canonical key: a quarter, a half, the end of the year, a month
 _PARTS_OF_YEAR = (
     (re.compile(r"\b(?:first|1st)\s+quarter\b|\bq1\b", re.I), "q1"),
     (re.compile(r"\b(?:second|2nd)\s+quarter\b|\bq2\b", re.I), "q2"),
     (re.compile(r"\b(?:third|3rd)\s+quarter\b|\bq3\b", re.I), "q3"),
     (re.compile(r"\b(?:fourth|4th|final|last)\s+quarter\b|\bq4\b", re.I), "q4"),
-    (re.compile(r"\b(?:first\s+half|half[-\s]year|first\s+six\s+months|h1)\b", re.I), "h1"),
+    (re.compile(r"\b(?:first\s+half|(?<!second\s)half[-\s]year|first\s+six\s+months|h1)\b", re.I), "h1"),
     (re.compile(r"\b(?:second\s+half|h2)\b", re.I), "h2"),
     (re.compile(r"\b(?:first\s+nine\s+months|nine[-\s]month)\b", re.I), "9m"),
     (re.compile(r"\b(?:(?:at\s+the\s+)?end\s+of\s+(?:the\s+)?(?:year|fiscal\s+year|reporting\s+period|\d{4})|"
@@ -140,7 +142,7 @@ def _names(kg: Any) -> tuple[frozenset[str], frozenset[str]]:
     if cached is not None and cached[0] == n:
         return cached[1], cached[2]
     names = frozenset(str(x).lower() for x, t in zip(kg.node_name, kg.node_type)
-                      if t in _NAME_TYPES and re.fullmatch(r"[^\W\d_][^\W\d_&.' -]{2,}", str(x)))
+                      if t in _NAME_TYPES and re.fullmatch(r"[^\W\d_](?:[^\W\d_]|[&.' -]){2,}", str(x)))
     vocab = frozenset(w for text in kg.unit_text for w in re.findall(r"[\w&-]+", text.lower()))
     _NAME_CACHE[kg] = (n, names, vocab)
     return names, vocab
@@ -187,10 +189,10 @@ _RARE_NAME_DF = 0.02
 
 
 def _mentions(have: set[str], name: str) -> bool:
-    """True when the stems ``have`` of a sentence hold every word of ``name``, in any order ("Győr:
-    ... in Hungary" for "győr hungary")."""
+    """True when the stems ``have`` of a sentence hold a word of ``name`` (its rare words: "Audi
+    Sport" for "sport gmbh", "Hungary" for "győr hungary")."""
     need = _stems(name)
-    return not need or all(_shares_stem({t}, have) for t in need)
+    return not need or any(_shares_stem({t}, have) for t in need)
 
 
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
@@ -214,11 +216,14 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     q = r.sub.question
     need = {t for t in _stems(q) if df.get(t, 0) / n < _INFORMATIVE_DF}
     number = _NUMBER_QUESTION.search(q) is not None
+    ahead = looks_ahead(q)
+    # a year no report covers must be in the sentence when the question is over all periods ("in
+    # 2035") or looks ahead to it ("What target did Audi set in 2019 for 2025?"); "in 2019 and
+    # 2030" asks for two periods, and the answer says that 2030 is not covered
     foreign = sorted({y for y in _YEAR_RE.findall(q) if y not in periods and y != r.sub.period}) \
-        if r.sub.period is None else []
+        if r.sub.period is None or ahead else []
     named = _named(kg, q, df, n)
     parts = _parts_of_year(q)
-    ahead = looks_ahead(q)
     later_than = int(r.sub.period) if r.sub.period and r.sub.period.isdigit() else None
     weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
     best: tuple[float, str] | None = None
@@ -355,11 +360,9 @@ def answer_tgrag(retriever: TGragRetriever, question: str, *, llm: Any = None,
     ranked, results = retriever.retrieve_chunks(question, time_filter=time_filter)
     how = results[0].decomposition if results else retriever.decompose
     # "in 2019 and 2030" over reports of 2012-2023: 2019 is answered, 2030 said to be uncovered
-    dated = [r for r in results if r.sub.period]
-    outside = sorted({y for y in _YEAR_RE.findall(" ".join([question, *(r.sub.question for r in dated)]))
-                      if y not in periods})
+    outside = uncovered_years(question, periods) if any(r.sub.period for r in results) else []
     beyond = (f"no report covers {', '.join(outside)} (the reports cover {periods[0]} to {periods[-1]})"
-              if dated and outside and periods and all(p.isdigit() for p in periods) else "")
+              if outside else "")
     if chat is None:
         subs, missing = [], []
         for r in results:

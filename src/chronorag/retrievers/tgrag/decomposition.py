@@ -10,7 +10,8 @@ from typing import Any
 from chronorag.errors import LLMError
 
 __all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition",
-           "comparison_note", "looks_ahead", "open_range", "present_note", "report_position", "uncovered", "unread_conditions"]
+           "comparison_note", "looks_ahead", "open_range", "present_note", "report_position", "uncovered",
+           "uncovered_years", "unread_conditions"]
 
 _YEAR = r"(?:19|20)\d{2}"
 #: a year as users write it: "2019", "FY2019", "FY 2019", "fiscal 2019"
@@ -52,17 +53,23 @@ def _century(two: str) -> str:
 
 
 #: a year counted from another: "the year after 2019", "two years before 2021", "a year later than 2018"
-_COUNTED_YEAR = re.compile(rf"\b(?:(?:in|during|for)\s+)?(?:(a|one|the)\s+(?:fiscal\s+|financial\s+)?year|(?:the\s+)?"
+_COUNTED_YEAR = re.compile(rf"\b(?:(?:in|during|for|over)\s+)?(?:(a|one|the)\s+(?:fiscal\s+|financial\s+)?year|(the\s+)?"
                            rf"(two|three|four|five|six|seven|eight|nine|ten|\d{{1,2}})\s+(?:fiscal\s+|financial\s+)?years)"
                            rf"\s+(after|following|later\s+than|before|preceding|prior\s+to|earlier\s+than)\s+"
                            rf"(?:FY\s?)?({_YEAR})\b", re.I)
 
 
 def _counted_year(m: re.Match[str]) -> str:
-    n = (m.group(2) or "").lower()
+    """"the year after 2019" -> "in 2020", "two years after 2019" -> "in 2021", "the two years
+    after 2019" -> "in 2020-2021" (a span)."""
+    n = (m.group(3) or "").lower()
     k = 1 if m.group(1) else int(n) if n.isdigit() else _NUMBERS[n]
-    later = m.group(3).lower().split()[0] in ("after", "following", "later")
-    return f"in {int(m.group(4)) + (k if later else -k)}"
+    later = m.group(4).lower().split()[0] in ("after", "following", "later")
+    y = int(m.group(5))
+    if m.group(2):  # "the three years following 2018": every one of them
+        a, b = (y + 1, y + k) if later else (y - k, y - 1)
+        return f"in {a}-{b}"
+    return f"in {y + (k if later else -k)}"
 
 
 def _expand_years(question: str) -> str:
@@ -229,8 +236,9 @@ _FORWARD = re.compile(r"\b(?:will|shall|plan(?:s|ned)?|target(?:s|ed)?|goals?|ai
 
 #: a question that asks for a change or a comparison the per-period sentences only show
 _COMPARISON = re.compile(
-    r"\bhow\s+(?:much|many|far|strongly|sharply)\b[^?]*?\b(?:change[sd]?|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|"
-    r"rise|rose|risen|fall|fell|fallen|drop(?:ped)?|decline[sd]?|improve[sd]?|shr[iau]nk)\b|"
+    r"\bhow\s+(?:much|many|far|strongly|sharply)\s+(?:did|has|have|had|does|do|was|were|is|are)\s+(?:[\w'’-]+\s+){0,3}?"
+    r"(?:change[sd]?|increase[sd]?|decrease[sd]?|gr[eo]w(?:n)?|rise|rose|risen|fall|fell|fallen|drop(?:ped)?|"
+    r"decline[sd]?|improve[sd]?|shr[iau]nk)\b|"
     r"\b(?:which|what)\s+(?:fiscal\s+)?(?:year|period|report)\b[^?]*?\b(?:higher|lower|more|less|fewer|larger|"
     r"smaller|bigger|better|worse|greater)\b|\bcompared\s+(?:with|to)\b|\bversus\b|\bvs\.?(?=\s)|"
     r"\b(?:difference|percentage\s+change|growth\s+rate)\s+(?:between|from)\b", re.I)
@@ -243,6 +251,18 @@ def comparison_note(question: str) -> str:
     m = _COMPARISON.search(question)
     return (f"not computed: the question asks for a comparison ({' '.join(m.group(0).split())!r}); the answer is "
             f"the sentence read for each period, and the extractive reader does not compare them") if m else ""
+
+
+def uncovered_years(question: str, periods: list[str]) -> list[str]:
+    """Years the question names as periods that no report covers ("2030" in "revenue in 2019 and
+    2030" over reports of 2012-2023); none for an open range it reads ("after 2011") or a year a
+    question about plans looks ahead to ("its 2025 target")."""
+    q = _expand_years(question)
+    years = sorted(int(p) for p in periods if p.isdigit())
+    if not years or len(years) != len(periods) or open_range(q, periods) is not None:
+        return []
+    ahead = looks_ahead(q)
+    return [str(y) for y in sorted(set(_years(q))) if str(y) not in periods and not (ahead and y > years[-1])]
 
 
 def looks_ahead(question: str) -> bool:

@@ -270,7 +270,9 @@ class TemporalReasoner:
                     continue
             else:
                 al = self.tools.align_entity(phrase)
-                if al.score >= 1.0 and self._contained(phrase, al.name):
+                if (got := self._described(text, toks, k, j, taken, direct_only=True)) is not None:
+                    found.append(got)  # "the African media": the sector named by its head, not "African Union"
+                elif al.score >= 1.0 and self._contained(phrase, al.name):
                     found.append((toks[k][1], toks[j][2], al.name))
                 elif (got := self._described(text, toks, k, j, taken)) is not None:
                     found.append(got)  # "the Hizbul Islam fighter": the word next to the name picks the sector
@@ -445,15 +447,16 @@ class TemporalReasoner:
         return "".join(chars)
 
     def _described(self, text: str, toks: list[tuple[str, int, int]], k: int, j: int,
-                   taken: list[bool]) -> tuple[int, int, str] | None:
+                   taken: list[bool], *, direct_only: bool = False) -> tuple[int, int, str] | None:
         """The qualified name meant by the chunk ``toks[k..j]`` and a word next to it, if any.
 
         "the Hizbul Islam fighter" -> "Combatant (Hizbul Islam)": the chunk names only the
         qualifier, shared by several names; the lower-case word after it (or before it,
         "police of Kenya") is aligned with it, and the result is kept when its qualifier is
-        the chunk, up to a demonym ending ("the African media" -> "Media (Africa)") or, for a
-        spelling no KG name uses, a typo ("the citizens of Surinam" -> "Citizen (Suriname)").
-        Question, function and relation words are not descriptors.
+        the chunk. A name whose head is the word and whose qualifier is the chunk, up to a
+        demonym ending ("the African media" -> "Media (Africa)") or, for a spelling no KG name
+        uses, a typo ("the citizens of Surinam" -> "Citizen (Suriname)"), is read directly (with
+        ``direct_only``, only that). Question, function and relation words are not descriptors.
         """
         chunk = normalise_tokens(text[toks[k][1]: toks[j][2]])
 
@@ -479,6 +482,8 @@ class TemporalReasoner:
                           if _same_words(desc, head) and _same_words(chunk, qual, typo=True)]
             if len(direct) == 1:
                 return s, e, direct[0]
+            if direct_only:
+                continue
             al = self.tools.align_entity(text[s:e])
             m = _QUALIFIED.fullmatch(al.name)
             if al.score >= 1.0 and m is not None and _same_words(chunk, normalise_tokens(m.group(2))):
@@ -1045,13 +1050,14 @@ _CONVERSE = re.compile(r"\b(?:(?:receiv(?:e|es|ed|ing)|got|gotten|gets?|getting|
                        r"(?:ha[ds]|have|having)\s+(?:a|an|the|some|any|several|many|more|repeated|new)\s+)"
                        r"(?P<noun>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}?)\s+from\b", re.I)
 # nouns that name the answer, not the relation ("the name of the first one", "which party")
-# head nouns that make a name a kind of thing of its own: "Paris Club" is a creditors' group, not
-# Paris; "Washington Post" a newspaper, not Washington
-_KIND_NOUNS = frozenset(
-    "club bank party post times journal news university college school institute council committee commission "
-    "ministry army police court league front movement union association federation agency fund group company "
-    "corporation airlines airport hospital church team forces brigade guard assembly parliament foundation "
-    "organization organisation network channel tribunal alliance coalition".split())
+# head nouns of names that take a place's name for something else: "Paris Club" is a creditors'
+# group, not Paris; "Washington Post" a newspaper. Kinds whose short form is the thing itself
+# ("Baath" for "Baath Party", "CITIC" for "CITIC Group", "Barclays" for "Barclays Bank") are not
+# here. Normalised as the names are.
+_KIND_NOUNS = frozenset(w for k in (
+    "club post times journal herald tribune gazette daily university college school institute "
+    "airport airports airline airlines hospital church cathedral court tribunal stadium").split()
+    for w in normalise_tokens(k))
 
 
 def _other_kind(phrase: str, name: str) -> bool:
