@@ -241,6 +241,8 @@ def test_dates_and_windows_as_users_write_them(kg):
     assert (p.anchor, p.duration) == (_t(30 * 24 + 14), 180)
     p = parse_question("Will it rain at A on 05/31/2013 between 10 and 2 am?", kg)  # 22:00 to 02:00
     assert (p.anchor, p.duration) == (_t(30 * 24 + 22), 240)
+    p = parse_question("Will it rain at A on 2013-05-01 between 1:30 and 3 pm?", kg)  # was 01:30 for 13.5 hours
+    assert (p.anchor, p.duration) == (_t(13) + 30, 90)
     # the window's first hour after a written date is no clock time of the date ("from 2 to 5 pm" was 02:00-17:00)
     for q in ("Will it rain at A on 1 May 2013 from 2 to 5 pm?", "Will it rain at A on 2013-05-01 at 2 to 5 pm?",
               "Will it rain at A on May 1, 2013 from 2 to 5 pm?"):

@@ -209,21 +209,31 @@ _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday|this (?:morning
                            r"next (?:week|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
 
 
+def _shared_meridiem(h: int, mi: int, h2: int, meridiem: str, written: str) -> int:
+    """Minutes after midnight of the first hour of a window that writes am/pm once, after its
+    second hour ("2 and 5 pm" is 14:00): that half of the day, or the other one when it would put
+    the first hour after the second ("11 to 1 pm" is 11:00)."""
+    if not (1 <= h <= 12 and 1 <= h2 <= 12):
+        raise DataFormatError(f"impossible clock time {written!r} before {meridiem!r} in the question")
+    pm = not meridiem.lower().startswith(("am", "in the morning"))
+    if h % 12 > h2 % 12:
+        pm = not pm
+    return (h % 12 + (12 if pm else 0)) * 60 + mi
+
+
 def _clock_minutes(m: re.Match[str]) -> int:
     """Minutes after midnight of a :data:`_CLOCK` match ("at 2 in the afternoon" is 14:00)."""
     if m.group(6):
         return 0 if m.group(6).lower() == "midnight" else 12 * 60
-    if m.group(9):  # "2 and 5 pm": the first hour takes the second's am/pm, or the other half
-        h, h2 = int(m.group(9)), int(m.group(10))  # of the day when that would put it after the second
-        if not (1 <= h <= 12 and 1 <= h2 <= 12):
-            raise DataFormatError(f"impossible clock time {m.group(0)!r} before {m.group(11)!r} in the question")
-        pm = not m.group(11).lower().startswith(("am", "in the morning"))
-        if h % 12 > h2 % 12:
-            pm = not pm
-        return (h % 12 + (12 if pm else 0)) * 60
+    if m.group(9):  # "2 and 5 pm": the first hour takes the second's am/pm
+        return _shared_meridiem(int(m.group(9)), 0, int(m.group(10)), m.group(11), m.group(0))
     h = int(m.group(1) or m.group(4) or m.group(7) or m.group(8))
     mi = int(m.group(2) or 0)
     ap = m.group(3) or m.group(5)
+    if m.group(1) and not ap:  # "between 1:30 and 3 pm"
+        w = re.match(rf"\s*{_JOIN}\s*(\d{{1,2}})(?::\d{{2}})?\s*(am|pm|{_DAYPART})\b", m.string[m.end():], re.I)
+        if w is not None and 1 <= h <= 12:
+            return _shared_meridiem(h, mi, int(w.group(1)), w.group(2), m.group(0))
     if not ap and re.match(rf"\s*(?:o'?clock\s+)?(?:{_DAYPART})\b", m.string[m.end():], re.I):
         ap = "am" if re.match(r"\s*(?:o'?clock\s+)?in\s+the\s+morning", m.string[m.end():], re.I) else "pm"
     if ap:
