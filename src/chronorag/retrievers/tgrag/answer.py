@@ -188,11 +188,10 @@ def _named(kg: Any, question: str, df: dict[str, int], n: int) -> list[str]:
 _RARE_NAME_DF = 0.02
 
 
-def _mentions(have: set[str], name: str) -> bool:
-    """True when the stems ``have`` of a sentence hold a word of ``name`` (its rare words: "Audi
-    Sport" for "sport gmbh", "Hungary" for "győr hungary")."""
-    need = _stems(name)
-    return not need or any(_shares_stem({t}, have) for t in need)
+def _mentions(have: set[str], name_stems: set[str]) -> bool:
+    """True when the stems ``have`` of a sentence hold a word of a name, given by its stems (its
+    rare words: "Audi Sport" for "sport gmbh", "Hungary" for "győr hungary")."""
+    return not name_stems or any(_shares_stem({t}, have) for t in name_stems)
 
 
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
@@ -223,6 +222,7 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     foreign = sorted({y for y in _YEAR_RE.findall(q) if y not in periods and y != r.sub.period}) \
         if r.sub.period is None or ahead else []
     named = _named(kg, q, df, n)
+    named_stems = [_stems(x) for x in named]  # once per question, not per sentence
     parts = _parts_of_year(q)
     later_than = int(r.sub.period) if r.sub.period and r.sub.period.isdigit() else None
     weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
@@ -237,15 +237,16 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
             continue
         if any(y not in text for y in foreign):
             continue
-        why = ("a name of the question" if named and not any(_mentions(have, x) for x in named) else
-               "the part of the year asked" if not (parts & _SUB_YEAR_KEYS) <= _parts_of_year(text) else
-               "a part of the year not asked" if not parts and _parts_of_year(text) & _SUB_YEAR_KEYS else
+        text_parts = _parts_of_year(text)
+        why = ("a name of the question" if named and not any(_mentions(have, x) for x in named_stems) else
+               "the part of the year asked" if not (parts & _SUB_YEAR_KEYS) <= text_parts else
+               "a part of the year not asked" if not parts and text_parts & _SUB_YEAR_KEYS else
                "a forecast" if not ahead and (_FORECAST.search(text) or (later_than is not None and any(
                    int(y) > later_than for y in _YEAR_RE.findall(text)))) else "")
         if why:
             skipped[why] = skipped.get(why, 0) + 1
             continue
-        cover = sum(w for t, w in weight.items() if _shares_stem({t}, have)) + len(parts & _parts_of_year(text))
+        cover = sum(w for t, w in weight.items() if _shares_stem({t}, have)) + len(parts & text_parts)
         if best is None or cover > best[0]:
             best = (cover, text)  # strictly more: a tie keeps the better-ranked sentence
     if best is not None:
