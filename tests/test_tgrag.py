@@ -784,6 +784,40 @@ def test_no_llm_extract_skips_forecasts_other_names_and_parts_of_a_year():
     assert extract("How many cars did Audi deliver in South Africa in 2022?", [4, 5]) == (texts[5], "")
 
 
+def test_no_llm_extract_prefers_the_questions_subject_and_for_who_a_named_one():
+    """A figure is somebody's figure: for "how many" and keyword queries a sentence about a
+    subject the question does not name (a sub-brand ranked first) loses to one about the
+    question's subject or the reports' own (a sentence naming Audi beside Lamborghini is about
+    Audi); a question whose answer may be a name keeps the ranking. "Who ...?" prefers a sentence
+    that names somebody the question does not."""
+    from chronorag.retrievers.tgrag import answer as tg_answer
+    from chronorag.retrievers.tgrag.decomposition import SubQuestion as Sub
+    from chronorag.retrievers.tgrag.retriever import _PeriodResult
+
+    texts = ["Lamborghini delivered 9,233 vehicles to customers.",
+             "The Audi Group delivered 1,614,231 vehicles to customers.",
+             "The impetus came from the Chairman of the Board of Management himself.",
+             "Markus Duesmann, Chairman of the Board of Management, signed the letter.",
+             "Audi delivered 1,614,231 vehicles and Lamborghini 9,233."] + [f"Audi opened showroom {c}." for c in "abcdefghij"]
+    types = {"Audi": "ORG", "Audi Group": "ORG", "Lamborghini": "ORG", "Markus Duesmann": "PERSON"}
+    kg = TimeSlicedKG()
+    kg.add_period(PeriodExtraction("2022", ["c"], entity_types=types, units=[
+        KnowledgeUnit(t, tuple(x for x in types if x in t) or ("Audi",), 0) for t in texts]))
+
+    def extract(question: str, units: list[int]) -> str:
+        res = _PeriodResult(sub=Sub("2022", question), chunk_ids=[0], units=units, valid_nodes=[])
+        return tg_answer._extract(kg, res, ["2022"])[0]
+
+    assert extract("How many vehicles did Audi deliver in 2022?", [0, 1]) == texts[1]
+    assert extract("audi vehicle deliveries 2022", [0, 1]) == texts[1]
+    assert extract("vehicle deliveries 2022", [0, 4]) == texts[4]  # names Audi beside Lamborghini
+    assert extract("How many vehicles did Lamborghini deliver in 2022?", [1, 0]) == texts[0]
+    assert extract("Which brand delivered 9,233 vehicles to customers in 2022?", [0, 1]) == texts[0]
+    assert extract("How many vehicles did Audi deliver in 2022?", [0]) == texts[0]  # a preference, not a gate
+    assert extract("Who chaired the Board of Management in 2022?", [2, 3]) == texts[3]
+    assert extract("In 2022, who chaired the Board of Management?", [2]) == texts[2]
+
+
 def test_counted_years_uncovered_years_and_comparisons_are_read_and_said():
     """"the year after 2019" is 2020 (was the open range "after 2019"); a year no report covers
     beside one that is covered is named in a partial answer (the covered year was "not found");

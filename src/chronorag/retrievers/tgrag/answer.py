@@ -194,6 +194,59 @@ def _mentions(have: set[str], name_stems: set[str]) -> bool:
     return not name_stems or any(_shares_stem({t}, have) for t in name_stems)
 
 
+#: a question that asks for somebody ("Who chaired ...?", "In 2021, who ..."): a sentence naming a
+#: person or an organisation the question does not name is preferred
+_WHO_QUESTION = re.compile(r"(?:^|[,;:]\s*)(?:who|whom)\b", re.I)
+#: a question whose answer may itself be a name ("Which market ...?", "What model ...?"): a name the
+#: question does not use is no sign that a sentence is about something else
+_ASKS_NAME = re.compile(r"\b(?:who|whom|whose|which|where)\b|^\W*(?:in\s+\d{4},?\s+)?what\s+(?!(?:was|were|is|are|did|does|do|"
+                        r"has|have|had|percentage|share|number|amount|proportion|rate|total)\b)", re.I)
+#: a question word: a question without one is a keyword query ("audi revenue 2021")
+_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
+#: spaCy entity types that name what a sentence is about: a company, a brand, a place, a market
+_SUBJECT_TYPES = frozenset({"ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT"})
+
+
+def _name_stems(kg: Any, node: int, df: dict[str, int], n: int) -> tuple[set[str], set[str]] | None:
+    """A node's name as (all stems, rare stems), or None when it is no name: a number spaCy took
+    for an organisation ("EUR 53,068"); a footnote glued to a name ("Audi3") is dropped."""
+    name = re.sub(r"(?<=[^\W\d_])[\d\u00b2\u00b3\u00b9\u2070-\u2079]+\b", "", str(kg.node_name[node]))
+    if re.search(r"\d", name):
+        return None
+    stems = _stems(name)
+    return (stems, {t for t in stems if df.get(t, 0) / n < _INFORMATIVE_DF}) if stems else None
+
+
+def _off_subject(kg: Any, u: int, q_stems: set[str], df: dict[str, int], n: int) -> bool:
+    """True when sentence ``u`` is about another subject than the question: it names a company,
+    brand, place or market whose rare words the question does not use ("Lamborghini handed 9,233
+    vehicles over" for Audi's deliveries) and none that the question uses or that most of the
+    index's sentences share ("Audi" in Audi's reports, the implied subject of "operating profit
+    2021"). A sentence that names Audi beside Lamborghini and Ducati is not off the subject, and
+    an organisation written as an acronym ("NEDC", "ROS": mostly a term the sentence defines) is
+    no subject."""
+    foreign = False
+    for node in kg.unit_nodes(u):
+        typ = kg.node_type[node]
+        got = _name_stems(kg, node, df, n) if typ in _SUBJECT_TYPES else None
+        if got is None or (typ == "ORG" and str(kg.node_name[node]).isupper()):
+            continue
+        if not got[1] or got[1] & q_stems:
+            return False
+        foreign = True
+    return foreign
+
+
+def _names_other(kg: Any, u: int, q_stems: set[str], df: dict[str, int], n: int) -> bool:
+    """True when sentence ``u`` names a person or an organisation the question does not: a
+    candidate answer to "Who ...?" ("Markus Duesmann", "Ducati is the exclusive supplier")."""
+    for node in kg.unit_nodes(u):
+        got = _name_stems(kg, node, df, n) if kg.node_type[node] in ("PERSON", "ORG") else None
+        if got is not None and got[1] and not got[1] & q_stems:
+            return True
+    return False
+
+
 def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     """The retrieved sentence that best covers ``r``'s sub-question, and why none can.
 
@@ -209,7 +262,10 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     the 2022 report's "deliveries are likely to amount to 1.8 to 1.9 million" is no 2022
     figure. Of those left, the one holding the most of the question's informative words, each
     weighted by its rarity in the index (``1 + log(n / (1 + df))``), wins; ties go to the
-    better-ranked sentence.
+    better-ranked sentence. Two preferences come first: for "how many" / "how much" and keyword
+    queries, a sentence about the question's subject (:func:`_off_subject`: not Lamborghini's
+    deliveries for Audi's), and for "Who ...?" one that names a person or an organisation the
+    question does not (:func:`_names_other`).
     """
     df, n = _doc_freq(kg)
     q = r.sub.question
@@ -226,7 +282,15 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     parts = _parts_of_year(q)
     later_than = int(r.sub.period) if r.sub.period and r.sub.period.isdigit() else None
     weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
-    best: tuple[float, str] | None = None
+    who = _WHO_QUESTION.search(q) is not None
+    q_all = _stems(q)
+    # the question's own names: the rare stems of its capitalised words after the first ("Europcar's",
+    # which spaCy may not have tagged)
+    capital = {t for w in re.findall(r"(?<=\s)[A-Z][\w&-]+", q) for t in _stems(w) if df.get(t, 0) / n < _INFORMATIVE_DF}
+    # a figure is somebody's figure: for "how many/much" and keyword queries ("operating profit 2021"),
+    # a sentence about another subject than the question's loses to one about it
+    q_stems = q_all if (number or not _WH_WORD.search(q)) and not _ASKS_NAME.search(q) else None
+    best: tuple[tuple[bool, bool, float], str] | None = None
     skipped: dict[str, int] = {}
     for u in r.units:
         text = kg.unit_text[u]
@@ -247,8 +311,11 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
             skipped[why] = skipped.get(why, 0) + 1
             continue
         cover = sum(w for t, w in weight.items() if _shares_stem({t}, have)) + len(parts & text_parts)
-        if best is None or cover > best[0]:
-            best = (cover, text)  # strictly more: a tie keeps the better-ranked sentence
+        # prefer a sentence about the question's subject, and for "who" one that names somebody
+        own = q_stems is None or bool(capital & have) or not _off_subject(kg, u, q_stems, df, n)
+        names_one = not who or _names_other(kg, u, q_all, df, n)
+        if best is None or (own, names_one, cover) > best[0]:
+            best = ((own, names_one, cover), text)  # strictly more: a tie keeps the better-ranked sentence
     if best is not None:
         return best[1], ""
     if not r.units:
