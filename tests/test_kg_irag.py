@@ -260,6 +260,28 @@ def test_dates_and_windows_as_users_write_them(kg):
             parse_question(q, kg)
 
 
+def test_24_hour_windows_are_read_and_impossible_am_pm_refused(kg):
+    """Bare hours on the 24-hour clock are a window ("from 13 to 15" was "no trip duration";
+    "from 13h to 15h" was 00:00 for 13 hours); a day range with a month stays days. An hour over
+    12 with am/pm is refused wherever it is written ("13:00 am" was read as 01:00)."""
+    for q, start, minutes in [("Will it rain at A on 2013-05-01 from 13 to 15?", 13, 120),
+                              ("Will it rain at A on 2013-05-01 between 9 and 17?", 9, 480),
+                              ("Will it rain at A on 2013-05-01 from 13h to 15h?", 13, 120),
+                              ("Will it rain at A on 2013-05-01 from 9h to 11h?", 9, 120)]:
+        p = parse_question(q, kg)
+        assert (p.anchor, p.duration) == (_t(start), minutes), q
+    from chronorag.workflows.kg_irag.planner import _clock_24h
+
+    assert _clock_24h("between 13 and 15 May 2013") == "between 13 and 15 May 2013"
+    assert _clock_24h("from 13 to 15 hours") == "from 13 to 15 hours"
+    for q, what in [("Will it rain at A on 2013-05-01 13:00 am for 2 hours?", "impossible clock time '2013-05-01 13:00 am'"),
+                    ("Will it rain at A on 2013-05-01 14:00 pm for 2 hours?", "impossible clock time '2013-05-01 14:00 pm'"),
+                    ("Will it rain at A on May 1 2013 at 13pm for 2 hours?", "impossible clock time 'May 1 2013 at 13pm'"),
+                    ("Will it rain at A on 2013-05-01 between 13 and 5 pm?", "impossible clock time '13' before 'pm'")]:
+        with pytest.raises(DataFormatError, match=re.escape(what)):
+            parse_question(q, kg)
+
+
 def test_place_aliases_name_a_place(records_csv):
     """A spec's ``place_aliases`` are names a question may use; the built-in NYC sources name the
     airports as travellers do ("Newark", "Kennedy airport", "LaGuardia")."""

@@ -6,7 +6,8 @@ name or alias), the anchor time (``2013-03-05 14:00``, ``2013-03-05T14:00``, ``2
 ``03/25/2013``, ``2013-03-05`` / ``March 5, 2013`` for daily data; a clock time written apart from
 the date, ``on 2013-03-05 at 9``, ``9am``, ``noon``, ``2 in the afternoon``, takes the date's day),
 the duration (``for 2 hours``, ``2-hour``, ``90-minute``, ``the 3 hours from``, or a window:
-``09:00-13:00``, ``from 9am to 1pm``, ``between 2 and 5 pm``, ``between X and Y``), the horizon
+``09:00-13:00``, ``from 9am to 1pm``, ``between 2 and 5 pm``, 24-hour bare hours ``from 13 to 15``,
+``from 9h to 11h``, ``between X and Y``), the horizon
 (``no more than 12 hours``, ``within 10 days``, ``at most 12 hours``), the question
 type (Q2 latest-before, Q3 earliest-after: a question asking for a time, read by
 which way it looks from the plan; else Q1) and the Q1 polarity (``avoid`` when the event is
@@ -14,7 +15,8 @@ negated just before it is named: "without rain", "free of rain"; else ``detect``
 yes = no event; ``detect``: yes = the event occurs). The event's name may be inflected ("raining",
 "foggy"). "Tomorrow" and other relative days are refused with the records' date range: records
 have no "now" to count from. What could be read two ways is refused with the unambiguous form:
-``03/12/2013`` (month or day first), ``from 9 to 5`` (no am/pm), ``2-3 hours``.
+``03/12/2013`` (month or day first), ``from 9 to 5`` (no am/pm), ``2-3 hours``; an hour over 12
+with am/pm (``13:00 am``) is refused as impossible.
 """
 
 from __future__ import annotations
@@ -201,6 +203,24 @@ _CLOCK = re.compile(r"(?<![\d:.])(?:(\d{1,2}):(\d{2})(?:\s*(am|pm)\b)?|(\d{1,2})
 _BARE_HOURS = re.compile(rf"\b(?:from|between)\s+(?:1[0-2]|0?[1-9])\s*{_JOIN}\s*(?:1[0-2]|0?[1-9])\b(?!\s*(?::|\.\d|"
                          rf"am\b|pm\b|o'?clock|{_DAYPART}|hours?|hrs?|h\b|days?|d\b|minutes?|mins?|%|[/-]|"
                          rf"(?:st|nd|rd|th)\b|(?:of\s+)?(?:{_MON_RE})\b))", re.I)
+# a window of two bare hours on the 24-hour clock ("from 13 to 15", "between 9 and 17", "from 13h to 15h"):
+# read as HH:00 when an hour is over 12 or both are written with "h"; not days ("from 13 to 15 March")
+_HOURS_24 = re.compile(rf"\b(from|between)\s+([01]?\d|2[0-4])(h)?\s*({_JOIN})\s*([01]?\d|2[0-4])(h)?\b(?!\s*(?::|\.\d|"
+                       rf"am\b|pm\b|o'?clock|{_DAYPART}|hours?|hrs?|days?|d\b|minutes?|mins?|%|[/-]|"
+                       rf"(?:of\s+)?(?:{_MON_RE})\b))", re.I)
+
+
+def _clock_24h(q: str) -> str:
+    """``q`` with its 24-hour windows of bare hours written as clock times ("from 13 to 15" is
+    "from 13:00 to 15:00"); "from 9 to 5" is left for :data:`_BARE_HOURS` to refuse."""
+    def one(m: re.Match[str]) -> str:
+        h1, h2 = int(m.group(2)), int(m.group(5))
+        if not (max(h1, h2) > 12 or (m.group(3) and m.group(6))):
+            return m.group(0)
+        return f"{m.group(1)} {h1:02d}:00 {m.group(4)} {h2:02d}:00"
+    return _HOURS_24.sub(one, q)
+
+
 # what joins two clock times into a window: "09:00-13:00", "from 9am to 1pm", "between X and Y", "X until Y",
 # "9 in the morning to 1 in the afternoon"
 _RANGE_JOIN = re.compile(rf"^\s*(?:o'?clock\s+)?(?:(?:{_DAYPART})\s+)?{_JOIN}\s*$", re.I)
@@ -209,16 +229,28 @@ _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday|this (?:morning
                            r"next (?:week|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
 
 
+_MORNING = re.compile(r"am\b|in\s+the\s+morning", re.I)
+
+
+def _hour_24(h: int, meridiem: str | None, written: str) -> int:
+    """Hour ``h`` on the 24-hour clock: as written when no am/pm or part of the day follows it;
+    with one ("pm", "in the afternoon", "at night"), an hour of 1-12 in that half of the day (the
+    one place where chronorag turns am/pm into hours)."""
+    if not meridiem:
+        return h
+    if not 1 <= h <= 12:
+        raise DataFormatError(f"impossible clock time {written!r} in the question")
+    return h % 12 + (0 if _MORNING.match(meridiem) else 12)
+
+
 def _shared_meridiem(h: int, mi: int, h2: int, meridiem: str, written: str) -> int:
     """Minutes after midnight of the first hour of a window that writes am/pm once, after its
     second hour ("2 and 5 pm" is 14:00): that half of the day, or the other one when it would put
     the first hour after the second ("11 to 1 pm" is 11:00)."""
     if not (1 <= h <= 12 and 1 <= h2 <= 12):
         raise DataFormatError(f"impossible clock time {written!r} before {meridiem!r} in the question")
-    pm = not meridiem.lower().startswith(("am", "in the morning"))
-    if h % 12 > h2 % 12:
-        pm = not pm
-    return (h % 12 + (12 if pm else 0)) * 60 + mi
+    hour = _hour_24(h, meridiem, written)
+    return ((hour + 12) % 24 if h % 12 > h2 % 12 else hour) * 60 + mi
 
 
 def _clock_minutes(m: re.Match[str]) -> int:
@@ -234,12 +266,9 @@ def _clock_minutes(m: re.Match[str]) -> int:
         w = re.match(rf"\s*{_JOIN}\s*(\d{{1,2}})(?::\d{{2}})?\s*(am|pm|{_DAYPART})\b", m.string[m.end():], re.I)
         if w is not None and 1 <= h <= 12:
             return _shared_meridiem(h, mi, int(w.group(1)), w.group(2), m.group(0))
-    if not ap and re.match(rf"\s*(?:o'?clock\s+)?(?:{_DAYPART})\b", m.string[m.end():], re.I):
-        ap = "am" if re.match(r"\s*(?:o'?clock\s+)?in\s+the\s+morning", m.string[m.end():], re.I) else "pm"
-    if ap:
-        if not 1 <= h <= 12:
-            raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
-        h = h % 12 + (12 if ap.lower() == "pm" else 0)
+    if not ap and (dp := re.match(rf"\s*(?:o'?clock\s+)?({_DAYPART})\b", m.string[m.end():], re.I)) is not None:
+        ap = dp.group(1)  # "at 2 in the afternoon"
+    h = _hour_24(h, ap, m.group(0))
     if h > 23 or mi > 59:
         raise DataFormatError(f"impossible clock time {m.group(0)!r} in the question")
     return h * 60 + mi
@@ -294,9 +323,7 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
         except ValueError as exc:
             raise DataFormatError(f"impossible date {m.group(1)!r} in the question: {exc}") from None
         if m.group(2):
-            h = int(m.group(2))
-            if m.group(4):
-                h = h % 12 + (12 if m.group(4).lower() == "pm" else 0)
+            h = _hour_24(int(m.group(2)), m.group(4), m.group(0))
             try:
                 t = t.replace(hour=h, minute=int(m.group(3)))
             except ValueError:
@@ -316,13 +343,9 @@ def _dated_times(text: str) -> list[tuple[int, int, int, bool]]:
                 if re.match(rf"\s*{_JOIN}\s*\d{{1,2}}", after, re.I):
                     clock = False  # "5 March 2013 from 2 to 5 pm": the window's hours are read as clock times
                 elif (dp := re.match(rf"\s*(?:o'?clock\s+)?({_DAYPART})\b", after, re.I)) is not None:
-                    ap = "am" if "morning" in dp.group(1).lower() else "pm"  # "at 2 in the afternoon"
+                    ap = dp.group(1)  # "at 2 in the afternoon"
             if clock:
-                h = int(m.group("h"))
-                if ap:
-                    if not 1 <= h <= 12:
-                        raise DataFormatError(f"impossible clock time {m.group(0).strip()!r} in the question")
-                    h = h % 12 + (12 if ap.lower() == "pm" else 0)
+                h = _hour_24(int(m.group("h")), ap, m.group(0).strip())
                 try:
                     t = t.replace(hour=h, minute=int(m.group("mi") or 0))
                 except ValueError:
@@ -411,7 +434,7 @@ def parse_question(question: str, kg: RecordKG) -> Plan:
     """
     if not isinstance(question, str) or not question.strip():
         raise DataFormatError(f"question must be a non-empty string, got {question!r}")
-    q = " ".join(question.split())
+    q = _clock_24h(" ".join(question.split()))
     places = _places(q, kg)
     if not places:
         other = sorted({*(kg.spec.place_names[p] for p in kg.places if p in kg.spec.place_names),
