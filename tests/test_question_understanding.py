@@ -572,3 +572,80 @@ def test_review_32_readings():
     assert q.ordinal is None and q.constraint == "before", (q.ordinal, q.constraint)
     q = parse_question("When did Obama meet Merkel for the last time?")
     assert q.ordinal == "last" and not q.unsupported
+
+
+@pytest.mark.parametrize("text,what", [
+    ("Did North Korea stop criticizing South Korea after June 2014?", "a change over time"),
+    ("Did North Korea keep threatening Japan in 2014?", "a change over time"),
+    ("Did Iran resume negotiating with France in 2014?", "a change over time"),
+    ("What was the third country Xi Jinping visited in 2014?", "the order 'third'"),
+    ("What was John Kerry's busiest month for visits in 2014?", "a count per period"),
+    ("Which quarter of 2014 had the most Kerry visits?", "a count per period"),
+    ("In which month did Obama host the most visits in 2014?", "a count per period"),
+    ("Which countries did Xi Jinping visit in 2014, and how many times did he visit France?", "two questions in one"),
+    ("Who visited China in 2014, and when?", "two questions in one"),
+])
+def test_review_35_conditions_are_reported_not_dropped(text, what):
+    """A user's-eye review (session 35) found these answered without the word that changes them:
+    "stop criticizing" read as "criticize" (a certified "yes" that means the opposite), "the third
+    country" as no order, the busiest month as a list of people, the second of two questions dropped."""
+    q = parse_question(text, reference="2014-12-31")
+    assert any(what in u for u in q.unsupported), q.unsupported
+
+
+def test_review_35_lead_ins_tags_and_inclusive_bounds():
+    """Lead-ins the preamble list did not know left "who did X ..." read as "who did ... to X";
+    "no earlier than" was read as "before", "until / up to / no later than" excluded their month."""
+    plain = parse_question("Which country did Barack Obama visit most often in 2014?")
+    for text in ("Quick one for a pub quiz tonight, lol: which country did Barack Obama visit most often in 2014?",
+                 "So my question is, which country did Barack Obama visit most often in 2014?",
+                 "My professor asked me to find out which country Barack Obama visited most often in 2014",
+                 "Which country did Barack Obama visit most often in 2014 - do you happen to know?",
+                 "Which country did Barack Obama visit most often in 2014? Thanks!"):
+        q = parse_question(text)
+        assert q.operator == plain.operator and not q.unsupported, (text, q.unsupported)
+        assert not any(w in q.main.lower() for w in ("quiz", "question", "professor", "happen", "thanks")), q.main
+    assert parse_question(plain.text).subject_cue
+    assert parse_question("So my question is, who did North Korea criticize in January 2014?").subject_cue
+    for text, window in [("Who did Obama host until February 2014?", ("-inf", "2014-02", "between")),
+                         ("Who did Obama host up to February 2014?", ("-inf", "2014-02", "between")),
+                         ("Who did Obama visit no later than January 2014?", ("-inf", "2014-01", "between")),
+                         ("Who did Obama visit no earlier than December 2014?", ("2014-12", "inf", "between")),
+                         ("Who did Obama visit not before December 2014?", ("2014-12", "inf", "between"))]:
+        q = parse_question(text)
+        assert q.window == window and not q.unsupported, (text, q.window, q.unsupported)
+    q = parse_question("Who did Obama host from January 2014 until February 2014?")
+    assert q.constraint == "between" and not q.unsupported, q.unsupported
+    q = parse_question("Did China meet Japan in a third country in 2014?")
+    assert q.ordinal is None and not q.unsupported, q.unsupported
+
+
+NEGOTIATIONS = """Iran\tHalt negotiations\tFrance\t2014-03-01
+Iran\tEngage in negotiation\tGermany\t2014-04-01
+Iran\tEngage in negotiation\tFrance\t2014-05-01
+Japan\tMake a visit\tChina\t2014-05-02
+"""
+
+
+def test_review_35_a_reversing_relation_is_no_reading_of_a_plain_verb(tmp_path, minilm):
+    """"hold talks" is not "Halt negotiations" (the aligner preferred it for entities with such
+    events); a relation phrase no KG relation shares a word with keeps no retrieved event for the
+    readers ("lash out at" was answered from visits)."""
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag.workflows.temptool.reading import relation_family
+    from chronorag.workflows.temptool.tools import TemporalKGTools
+
+    (tmp_path / "kg.tsv").write_text(NEGOTIATIONS)
+    idx = build_event_index(read_events(tmp_path / "kg.tsv", progress=False), tmp_path / "idx", encoder=minilm,
+                            progress=False)
+    tools = TemporalKGTools(idx)
+    iran = idx.store.entities.index("Iran")
+    assert tools.align_relation("hold talks with", head=iran).name == "Engage in negotiation"
+    assert tools.align_relation("halt negotiations with", head=iran).name == "Halt negotiations"
+    rels = idx.store.relations
+    fake = [type("E", (), {"relation": r})() for r in ("Make a visit", "Engage in negotiation")]
+    assert relation_family(fake, rels, phrase="lash out at", linked=None) == ([], [])
+    assert len(relation_family(fake, rels, phrase="", linked=None)[0]) == 2
+    assert [e.relation for e in relation_family(fake, rels, phrase="negotiate", linked=None)[0]] == \
+        ["Engage in negotiation"]

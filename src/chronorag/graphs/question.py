@@ -257,7 +257,7 @@ _LEFT_DAY = re.compile(rf"\b{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:s
 _NTH = re.compile(
     r"(?<![\w-])(?:(?:second|next|one)[\s-]+(?:to|before)[\s-]+(?:the[\s-]+)?last|last[\s-]+but[\s-]+one"
     r"|second[\s-]+(?:last|latest|most\s+recent)|(?:ante)?penultimate"
-    r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|(?<!')third(?!')(?!\s+(?:party|parties|location|country|countries|world|sector|way))|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+    r"|(?<!\ba\s)(?<!\bper\s)(?<!\bone\s)second(?!-hand)|(?<!')third(?!')(?!\s+(?:party|parties|location|world|sector|way))(?!(?<!\bthe\sthird)\s+countr)|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
     r"|\d*(?:1[1-3]th|[02-9]?(?:2nd|3rd|[4-9]th|0th)|[02-9]1st))(?!\w)", re.I)
 _LAST = re.compile(rf"(?<!\bat the )\b(?:last|latest|most recent(?:ly)?|final(?:ly)?|for the last time)\b{_PERIOD_AFTER}",
                    re.I)
@@ -345,6 +345,18 @@ _RAW_RESIDUE = [
                 r"\b(?:a\s+couple\s+of|a\s+few|several|some|many)\s+(?:days|weeks|months|years)\s+(?:after|before|later|"
                 r"earlier)\b|(?<!\d\s)(?<!\w\s)\b(?:days|weeks|months|years)\s+(?:after|before|later|earlier)\b", re.I),
      "a distance from the anchor it cannot read; give a window"),
+    # "Did North Korea stop criticizing South Korea?": read without the verb, "yes" would mean the opposite
+    (re.compile(r"\b(?:stop|stops|stopped|stopping|cease|ceases|ceased|ceasing|quit|quits|quitting|keep|keeps|kept|"
+                r"keeping|continue|continues|continued|continuing|resume|resumes|resumed|resuming|start|starts|started|"
+                r"starting|begin|begins|began|beginning|still)\s+(?:to\s+[a-z]+|(?!(?:during|morning|evening|"
+                r"nothing|something|anything|everything|being)\b)[a-z]+ing)\b", re.I),
+     "a change over time (stopping, starting, keeping on, resuming)"),
+    (re.compile(r"\b(?:busiest|quietest|most\s+active|least\s+active)\b|\b(?:which|what)\s+(?:\w+\s+)?"
+                r"(?:month|quarter|week|day|year|season)\b[^?]*\b(?:most|least|fewest)\b", re.I),
+     "a count per period ('the busiest month'): counts are per entity, not per period"),
+    (re.compile(r"[,;]\s*(?:and|but|also)\s+(?:how|what|which|who|whom|when|where|did|does|has|was|were)\b|"
+                r"\?\s+(?:and\s+)?(?:how|what|which|who|whom|when|where|did|does|has|was|were)\b[^?]*\?", re.I),
+     "two questions in one; ask each separately"),
 ]
 #: "right before X" is the last event before X, "immediately after X" the first after it
 _RIGHT_NEXT = re.compile(r"\b(?:immediately|right|just|directly)\s+(before|after)\b", re.I)
@@ -541,6 +553,20 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             except TimeParseError:
                 continue
             take(m, str(tp), "inf")
+    # inclusive bounds: "until / up to / no later than <time>" runs to its end, "no earlier than / not before
+    # <time>" from its start ("no earlier than December 2014" was read as "before December 2014")
+    for m in re.finditer(r"\b(until|till|through|up\s+to|no\s+later\s+than|not\s+later\s+than|not\s+after|"
+                         r"no\s+earlier\s+than|not\s+earlier\s+than|no\s+sooner\s+than|not\s+before)\s+(?:the\s+end\s+of\s+)?(?:in\s+)?("
+                         + _TIME_RE.pattern + ")", s, re.I):
+        if free(m) and not re.search(r"\b(?:from|between)\s+[^,;?]*$", s[:m.start()], re.I):  # "from X until Y"
+            try:
+                tp = parse_time_mention(_time_core(m.group(2)))
+            except TimeParseError:
+                continue
+            if re.search(r"earlier|sooner|before", m.group(1), re.I):
+                take(m, str(tp), "inf")
+            else:
+                take(m, "-inf", str(tp))
     # centuries: "in the 15th century", "during the 19th century"
     for m in re.finditer(r"\b(?:in|during|over|throughout|across)?\s*(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)[\s-]+century\b",
                          s, re.I):
@@ -715,7 +741,20 @@ _PREAMBLES = [
     re.compile(r"^\s*i\s+(?:would\s+)?(?:like|want|need|wish|wanted)\s+to\s+(?:know|find\s+out|ask)\s*[:,]?\s*", re.I),
     re.compile(r"^\s*i\s+(?:am\s+|was\s+)?wonder(?:ing)?\s*,?\s*", re.I),
     re.compile(r"^\s*(?:any\s+idea|no\s+idea)\s*,?\s*", re.I),
+    # a longer lead-in ended by a colon ("Quick one for a pub quiz tonight, lol: which ...")
+    re.compile(r"^\s*[^?:;]{1,120}?:\s+(?=" + _QSTART + ")", re.I),
+    re.compile(r"^\s*(?:(?:so|and|ok|okay)\s*,?\s+)?(?:my|the|our|a)\s+(?:\w+\s+)?question\s+(?:is|was)\s*[,:]?\s*", re.I),
+    # a clause that asks to know, before the question it asks ("My professor asked me to find out who ...",
+    # "For my report I need to know when ..."); not a question that itself starts with a question word
+    re.compile(r"^(?!\s*" + _QSTART + r")\s*[^?]{0,100}?\b(?:find\s+out|know|tell\s+(?:me|us)|wonder(?:ing)?|curious|"
+               r"figure\s+out|learn|check)\s*[,:]?\s+(?=(?:who|whom|whose|which|what|when|where|how|whether|if)\b)", re.I),
+    re.compile(r"^\s*i\s+(?:need|want|would\s+like|am\s+looking\s+for)\s+(?:to\s+(?:know|find)\s+)?the\s+(?:exact\s+)?"
+               r"(?:date|day)\s+(?=when\b)", re.I),
 ]
+# a request or thanks after the question ("... - do you happen to know?", "..., any idea?", "? Thanks!")
+_TAGS_AFTER = re.compile(r"(?:\s*[-\u2013\u2014,;]\s*|\?\s*)(?:(?:do|does|would|could|can)\s+(?:you|anyone|anybody|someone|"
+                         r"somebody)\s+(?:happen\s+to\s+)?(?:know|tell\s+me|help(?:\s+me)?)\b[^?]*|any\s+idea|"
+                         r"thanks(?:\s+a\s+lot)?|thank\s+you|cheers)\W*$", re.I)
 _INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
 _FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
 
@@ -752,6 +791,8 @@ def _wording(s: str, q: TemporalQuestion) -> str:
     s = re.sub(r"\b(?:in|during|over|within|for)\s+the\s+(?:period|time\s+frame|timeframe|time\s+span)\s+(?:of\s+)?"
                r"(?=[\w.,/ -]+?\s+(?:to|until|till|through)\s)", " from ", s, flags=re.I)
     s = _FILLERS.sub(" ", s)
+    if (tag := _TAGS_AFTER.search(s)) is not None and tag.start() > 0:
+        s = s[:tag.start()] + "?"
     changed = True
     while changed:
         changed = False

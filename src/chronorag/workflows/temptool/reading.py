@@ -50,9 +50,9 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
     or shares the rarest word (in the KG's relation vocabulary) of ``phrase`` or of ``linked``:
     "cooperate" keeps every "... cooperation" relation, "sign a deal" linked to "Sign formal
     agreement" keeps no negotiation event; a relation read from the other side ("Host a visit" for
-    "Make a visit") is not kept. With nothing linked and no phrase word in the
-    vocabulary, every event is kept; with nothing linked and no event sharing a word, too
-    (nothing is known about the relation then, so nothing is filtered).
+    "Make a visit") is not kept. With nothing linked, an event must share a word of the phrase;
+    a phrase none of whose words is in the vocabulary ("lash out at") keeps no event, and only a
+    question without relation words keeps every event.
 
     Parameters
     ----------
@@ -78,9 +78,11 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
             words & set(relation_tokens(str(e.relation))) and not _converse_pair(linked, str(e.relation)))]
         return kept, sorted(words)
     if not words:
-        return list(events), []
+        # a phrase with words, none of them in a KG relation name ("lash out at", "thank"), can mean
+        # none of the retrieved events; only a question with no relation words reads them all
+        return ([], []) if relation_tokens(phrase or "") else (list(events), [])
     kept = [e for e in events if words & set(relation_tokens(str(e.relation)))]
-    return (kept, sorted(words)) if kept else (list(events), [])
+    return kept, sorted(words)
 
 
 def reader_plan(reasoner: Any, question: str) -> tuple[Any, str]:
@@ -141,6 +143,9 @@ def read_retrieved(reasoner: Any, events: Sequence[Any], question: str, *,
     phrase, linked = relation if relation is not None else (plan.relation, plan_relation(reasoner, plan))
     same, words = relation_family(events, reasoner.tools.store.relations, phrase=phrase, linked=linked)
     if not same:
+        if not linked and not words:
+            return [], True, (f"the question's relation {phrase!r} matches no relation of the KG, so none of the "
+                              f"{len(events)} retrieved events can answer it; rephrase with one of the KG's relations")
         kind = ((f"{linked!r}" if linked else "the question's relation")
                 + (f" or a relation with the word(s) {', '.join(words)}" if words else ""))
         return [], True, f"none of the {len(events)} retrieved events is of {kind}"

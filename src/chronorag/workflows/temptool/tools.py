@@ -248,11 +248,15 @@ class TemporalKGTools:
         if head is not None or tail is not None:
             present[s.relations_of(subject=None if head is None else s.entities[head],
                                    object=None if tail is None else s.entities[tail])] = 1.0
+        # a relation that reverses or withholds an act ("Halt negotiations", "Reject ...", "Threaten to ...")
+        # is no reading of a phrase without that word: "hold talks" is not "Halt negotiations"
+        asked = set(relation_tokens(phrase))
+        prior = present - np.array([3.0 if rev - asked else 0.0 for rev in self._reversing], dtype=np.float64)
         lexical = self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
         fixed, fixes = self._respell(phrase) if lexical else (phrase, [])
         self._vectors(fixed)
         qv = self._vec_cache.get(fixed)
-        al = self.relations.align(fixed, prior=(lambda c: present[c]) if present.any() else None, vector=qv)
+        al = self.relations.align(fixed, prior=(lambda c: prior[c]) if prior.any() else None, vector=qv)
         al = Alignment(query=phrase, name=s.relations[al.index], index=al.index, score=al.score,
                        candidates=al.candidates)
         if lexical and not self._shares_word(fixed, al.name):  # an LLM reranker's pick stands as it is
@@ -262,6 +266,13 @@ class TemporalKGTools:
                                      "spelling of " + ", ".join(f"{a!r} to {b!r}" for a, b in fixes))
         self._align_cache[key] = al
         return al
+
+    @functools.cached_property
+    def _reversing(self) -> list[set[str]]:
+        """Per relation, the stems of the words in its name that reverse, withhold or only threaten
+        an act (halt, reject, refuse, reduce, stop, break, threaten)."""
+        rev = set(relation_tokens("halt reject refuse reduce stop break threaten"))
+        return [set(relation_tokens(r.replace("_", " "))) & rev for r in self.store.relations]
 
     @functools.cached_property
     def _relation_words(self) -> tuple[list[str], set[str]]:
