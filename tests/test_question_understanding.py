@@ -601,7 +601,8 @@ def test_review_35_lead_ins_tags_and_inclusive_bounds():
                  "So my question is, which country did Barack Obama visit most often in 2014?",
                  "My professor asked me to find out which country Barack Obama visited most often in 2014",
                  "Which country did Barack Obama visit most often in 2014 - do you happen to know?",
-                 "Which country did Barack Obama visit most often in 2014? Thanks!"):
+                 "Which country did Barack Obama visit most often in 2014? Thanks!",
+                 "Which country did Barack Obama visit most often in 2014? Thanks so much in advance!"):
         q = parse_question(text)
         assert q.operator == plain.operator and not q.unsupported, (text, q.unsupported)
         assert not any(w in q.main.lower() for w in ("quiz", "question", "professor", "happen", "thanks")), q.main

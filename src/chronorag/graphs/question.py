@@ -754,7 +754,7 @@ _PREAMBLES = [
 # a request or thanks after the question ("... - do you happen to know?", "..., any idea?", "? Thanks!")
 _TAGS_AFTER = re.compile(r"(?:\s*[-\u2013\u2014,;]\s*|\?\s*)(?:(?:do|does|would|could|can)\s+(?:you|anyone|anybody|someone|"
                          r"somebody)\s+(?:happen\s+to\s+)?(?:know|tell\s+me|help(?:\s+me)?)\b[^?]*|any\s+idea|"
-                         r"thanks(?:\s+a\s+lot)?|thank\s+you|cheers)\W*$", re.I)
+                         r"(?:many\s+)?thanks|thank\s+you|cheers)(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|again))*\W*$", re.I)
 _INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
 _FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
 

@@ -127,7 +127,8 @@ _RELATION_SYNONYMS = {
     "attack": "fight", "attacked": "fight", "talk": "negotiate", "talks": "negotiation",
     "meeting": "meet", "met": "meet", "visited": "visit", "gave": "provide", "give": "provide",
     "urge": "make appeal", "urged": "make appeal", "slam": "criticize", "slammed": "criticize", "rebuke": "criticize",
-    "rebuked": "criticize", "hail": "praise", "hailed": "praise",
+    "rebuked": "criticize", "hail": "praise", "hailed": "praise", "kidnap": "abduct", "kidnapped": "abduct",
+    "kidnapping": "abduct",
 }
 
 
