@@ -556,7 +556,7 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     # inclusive bounds: "until / up to / no later than <time>" runs to its end, "no earlier than / not before
     # <time>" from its start ("no earlier than December 2014" was read as "before December 2014")
     for m in re.finditer(r"\b(until|till|through|up\s+to|no\s+later\s+than|not\s+later\s+than|not\s+after|"
-                         r"no\s+earlier\s+than|not\s+earlier\s+than|no\s+sooner\s+than|not\s+before)\s+(?:the\s+end\s+of\s+)?(?:in\s+)?("
+                         r"no\s+earlier\s+than|not\s+earlier\s+than|no\s+sooner\s+than|not\s+before)\s+(?:in\s+)?("
                          + _TIME_RE.pattern + ")", s, re.I):
         if free(m) and not re.search(r"\b(?:from|between)\s+[^,;?]*$", s[:m.start()], re.I):  # "from X until Y"
             try:
