@@ -123,6 +123,14 @@ def test_static_encoder_distilled_offline(tmp_path):
     assert v[0] @ v[1] > v[0] @ v[2]
     again = StaticEncoder(tmp_path / "static", distill_if_missing=False)
     assert np.allclose(again.encode(["Barack Obama praised Japan."])[0], v[0], atol=1e-6)
+    # concurrent callers (asyncio.gather of aretrieve runs them in threads) take turns on the Rust
+    # tokenizer, which raised "RuntimeError: Already borrowed" when two used it at once
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"leader number {i} met the minister of city {i} in March" for i in range(64)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        got = list(pool.map(lambda t: again.encode([t, t + " again"])[0], texts * 4))
+    assert np.allclose(np.stack(got), np.stack([again.encode([t])[0] for t in texts * 4]), atol=1e-6)
 
 
 def test_missing_optional_extra_names_the_extra(monkeypatch):

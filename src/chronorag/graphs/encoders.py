@@ -154,6 +154,7 @@ class SentenceTransformerEncoder:
         hf_logging.disable_progress_bar()
 
         self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        self._lock = threading.Lock()  # one model, one tokenizer: concurrent callers (asyncio.gather) take turns
         self.batch_size = batch_size
         self.model_id = "all-MiniLM-L6-v2" if model_path is None else f"st:{path.name}"
         self.kind = "minilm" if model_path is None else None
@@ -166,10 +167,11 @@ class SentenceTransformerEncoder:
         texts = _check_texts(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self._model.encode(
-            texts, batch_size=self.batch_size, convert_to_numpy=True,
-            normalize_embeddings=True, show_progress_bar=False,
-        )
+        with self._lock:
+            vecs = self._model.encode(
+                texts, batch_size=self.batch_size, convert_to_numpy=True,
+                normalize_embeddings=True, show_progress_bar=False,
+            )
         return _normalise(vecs)
 
 
@@ -218,6 +220,9 @@ class StaticEncoder:
             _distill_static(d, progress=progress)
             self.distill_s = time.perf_counter() - t0
         self._model = StaticModel.from_pretrained(str(d))
+        # its Rust tokenizer is not safe for concurrent use ("RuntimeError: Already borrowed" under
+        # asyncio.gather of aretrieve): callers take turns
+        self._lock = threading.Lock()
         self.model_id = "static-minilm-pca256"
         self.kind = "static" if model_dir is None else None
         self.dim = int(self._model.dim)
@@ -226,7 +231,9 @@ class StaticEncoder:
         texts = _check_texts(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(self._model.encode(texts, show_progress_bar=False))
+        with self._lock:
+            vecs = self._model.encode(texts, show_progress_bar=False)
+        return _normalise(vecs)
 
 
 def _distill_static(d: Path, *, progress: bool) -> None:

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -373,6 +374,7 @@ class OnnxMiniLMEncoder:
         tok.enable_truncation(max_length=max_len)
         tok.no_padding()
         self._tok = tok
+        self._lock = threading.Lock()
         if threads is None:
             threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         threads = max(1, int(threads))
@@ -398,11 +400,12 @@ class OnnxMiniLMEncoder:
         if not texts:
             return out
         run = self._run
-        if self.runtime == "auto" and len(texts) >= self.bulk_min:
-            if self._bulk is None:
-                self._bulk = _OpenVinoRunner(self.onnx_file, self._threads, self._precision)
-            run = self._bulk
-        ids = [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=True)]
+        with self._lock:  # the tokenizer and the lazily built bulk runner: one caller at a time
+            if self.runtime == "auto" and len(texts) >= self.bulk_min:
+                if self._bulk is None:
+                    self._bulk = _OpenVinoRunner(self.onnx_file, self._threads, self._precision)
+                run = self._bulk
+            ids = [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=True)]
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(lengths, kind="stable")
         batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
