@@ -741,3 +741,28 @@ def test_no_llm_counts_yes_no_and_lists_over_retrieved_events_say_so(ecb_index, 
     assert set(pred.answers) == {"Citizen (Hungary)", "Viktor Orban"}
     assert pred.reason.endswith("read over the 2 retrieved events: the KG may hold more answers, and the ranking "
                                 "counts only these events"), pred.reason
+
+
+def test_a_time_filter_gives_the_top_k_inside_its_window(tmp_path, minilm):
+    """A LlamaIndex user filtering on a short window expects the top ``similarity_top_k`` events
+    inside it (as ``VectorIndexRetriever`` with ``MetadataFilters`` gives); both retrievers
+    searched all time first and filtered after, returning nothing for a 3-day window when many
+    closer triples lay outside it."""
+    from chronorag.graphs.event_index import build_event_index
+    from chronorag.graphs.io import read_events
+    from chronorag import DenseEventRetriever, TimeFilter
+
+    rows = [f"John Kerry\tMake a visit\tCountry {i}\t2014-{1 + i % 12:02d}-{1 + i % 27:02d}" for i in range(60)]
+    rows += ["Government (Poland)\tHost a visit\tJohn Kerry\t2014-06-03",
+             "Police (Poland)\tArrest, detain, or charge with legal action\tProtester (Poland)\t2014-06-02"]
+    (tmp_path / "kg.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    idx = build_event_index(read_events(tmp_path / "kg.tsv", progress=False), tmp_path / "idx", encoder=minilm,
+                            progress=False)
+    rg = build_rule_graph(idx.store, config=RuleGraphConfig(min_support=0.3))
+    window = TimeFilter(begin_time="2014-06-02", end_time="2014-06-04", type="between")
+    expected = {"2014-06-02", "2014-06-03"}
+    for r in (DenseEventRetriever(idx, similarity_top_k=2, filters=window),
+              StarRAGRetriever(idx, rg, similarity_top_k=2, filters=window)):
+        nodes = r.retrieve("John Kerry made a visit to a country")
+        assert len(nodes) == 2, (type(r).__name__, nodes)
+        assert {n.node.metadata["time"][:10] for n in nodes} <= expected, [n.node.metadata for n in nodes]

@@ -295,6 +295,16 @@ class EventIndex:
                 break
         return np.array(ids, dtype=np.int64), np.array(pos, dtype=np.int64)
 
+    def triples_in_time(self, *, begin_time: str = "-inf", end_time: str = "inf",
+                        type: str = "in/on") -> tuple[np.ndarray, np.ndarray]:
+        """The events passing a TempTool time filter and the triple rows holding any of them:
+        ``(event_ids, rows)``, for a search among them ("the top k in June 2014", not "the
+        top k over all time, then those in June 2014")."""
+        st = self.store
+        ev = st.filter_time(st.time_range(begin_time, end_time), begin_time=begin_time, end_time=end_time,
+                            type=type)
+        return ev, np.unique(np.asarray(self.triple_of_event)[ev])
+
     def search_triples(
         self, query: str, k: int = 10, *, subset: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -124,12 +124,15 @@ class DenseEventRetriever(TemporalRetriever):
     def retrieve_event_ids(self, query: str, *, time_filter: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Ranked ``(event_ids, scores)`` for a query string."""
         tf = as_time_filter(time_filter) or self.time_filter
-        scores, rows = self._index.search_triples(query, self.triple_top_k)
         store = self._index.store
-        flt = None
+        flt = subset = None
         if tf is not None and not tf.is_open:
+            # the top k among the triples with an event in the window (searching all time and
+            # filtering after left nothing for a short window)
             kw = tf.as_kwargs()
+            _, subset = self._index.triples_in_time(**kw)
             flt = lambda evs: store.filter_time(evs, **kw)  # noqa: E731
+        scores, rows = self._index.search_triples(query, self.triple_top_k, subset=subset)
         ids, pos = self._index.expand_triples(rows, self.similarity_top_k, event_filter=flt)
         return ids, scores[pos].astype(np.float64)
 

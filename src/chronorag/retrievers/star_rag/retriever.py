@@ -434,13 +434,28 @@ class StarRAGRetriever(TemporalRetriever):
         qv = vecs[0]
         sims = idx.vectors.vectors @ qv  # exact cosine to every triple (one pass, as in App. H)
         n_pool = min(self.anchor_pool or 4 * k1, len(sims))
+        pool_sims = sims
+        in_time = None
+        if tf is not None and not tf.is_open:
+            # anchors among the triples with an event in the filter's window: a pool drawn over all
+            # time and filtered after left nothing for a short window
+            in_time, ok_rows = idx.triples_in_time(**tf.as_kwargs())
+            pool_sims = np.full_like(sims, -np.inf)
+            pool_sims[ok_rows] = sims[ok_rows]
+            n_pool = max(1, min(n_pool, len(ok_rows)))
         if self.time_mode == "dated":
             # the paper's pass: cosine to every dated event, anchors from the best events' triples
             ecos = idx.event_vectors() @ qv
+            if in_time is not None:
+                keep = np.zeros(len(ecos), dtype=bool)
+                keep[in_time] = True
+                ecos = np.where(keep, ecos, -np.inf)
             top_ev = np.argpartition(-ecos, min(n_pool * 4, len(ecos) - 1))[: n_pool * 4]
             rows = np.unique(idx.triple_of_event[top_ev])
         else:
-            rows = np.argpartition(-sims, n_pool - 1)[:n_pool]
+            rows = np.argpartition(-pool_sims, n_pool - 1)[:n_pool]
+            if in_time is not None:
+                rows = rows[np.isfinite(pool_sims[rows])]
         rows = rows[np.lexsort((rows, -sims[rows]))]
         if self.time_mode != "dated":
             ecos = None
@@ -455,7 +470,9 @@ class StarRAGRetriever(TemporalRetriever):
         if not self.use_rule_graph or rg is None or len(anchors) == 0:
             if self.dense_pool:
                 n = min(self.dense_pool, len(sims))
-                drows = np.argpartition(-sims, n - 1)[:n]
+                drows = np.argpartition(-pool_sims, n - 1)[:n]
+                if in_time is not None:
+                    drows = drows[np.isfinite(pool_sims[drows])]
                 if ref is not None:
                     drows = np.union1d(drows, [ref[1]])
                 anchors, a_score, a_cos = self._rank_rows(drows, sims, qv, ti, window, tf, k1, ecos=ecos, ref=ref)
