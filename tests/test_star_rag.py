@@ -748,9 +748,9 @@ def test_a_time_filter_gives_the_top_k_inside_its_window(tmp_path, minilm):
     inside it (as ``VectorIndexRetriever`` with ``MetadataFilters`` gives); both retrievers
     searched all time first and filtered after, returning nothing for a 3-day window when many
     closer triples lay outside it."""
+    from chronorag import DenseEventRetriever, TimeFilter
     from chronorag.graphs.event_index import build_event_index
     from chronorag.graphs.io import read_events
-    from chronorag import DenseEventRetriever, TimeFilter
 
     rows = [f"John Kerry\tMake a visit\tCountry {i}\t2014-{1 + i % 12:02d}-{1 + i % 27:02d}" for i in range(60)]
     rows += ["Government (Poland)\tHost a visit\tJohn Kerry\t2014-06-03",
