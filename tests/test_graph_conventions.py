@@ -115,6 +115,10 @@ def test_resolve_context_overrides_field_by_field_from_any_source():
     assert resolve_context(base, None) is base
     with pytest.raises(ConfigError, match="k must be"):
         resolve_context(base, {"k": 0})
+    # a context of the wrong type was run with the defaults, silently
+    for bad in ([1, 2], "naive", 3):
+        with pytest.raises(ConfigError, match="context must be a mapping"):
+            resolve_context(base, bad)
 
 
 def test_topg_build_settings_survive_a_run_context(topg_dir):

@@ -553,6 +553,14 @@ def test_retriever_conventions(tgrag_index):
         q, time_filter=["2019"])} == {"2019"}
     with pytest.raises(ValueError, match="not indexed"):
         r.retrieve(q, time_filter=["1999"])
+    # a MetadataFilters value that is no indexed period matched nothing, silently (session 35)
+    from chronorag.errors import ConfigError
+
+    for value, op in (("2030", "=="), ("twenty19", ">=")):
+        with pytest.raises(ConfigError, match="not an indexed period"):
+            r.retrieve(q, time_filter=MetadataFilters(filters=[MetadataFilter(key="period", value=value, operator=op)]))
+    with pytest.raises(ConfigError, match="time_filter must be"):
+        r.retrieve(q, time_filter=2019)
 
     async def both():
         return await asyncio.gather(r.aretrieve(q, time_filter="2019"), r.aretrieve(q, time_filter="2022"))

@@ -69,6 +69,10 @@ def _given_fields(context: Any, names: list[str]) -> dict[str, Any]:
         return {}
     if isinstance(context, Mapping):
         return {k: context[k] for k in names if k in context}
+    if isinstance(context, (str, bytes, int, float, bool, list, tuple, set, frozenset)):
+        raise ConfigError(f"context must be a mapping or the graph's context dataclass (or a parent graph's), "
+                          f"got {type(context).__name__} {context!r}: pass e.g. context={{{names[0]!r}: ...}}"
+                          if names else f"context must be a mapping, got {type(context).__name__} {context!r}")
     given = getattr(context, _GIVEN, None)
     if given is not None:  # one of our contexts: exactly the fields it was given
         return {k: getattr(context, k) for k in names if k in given}

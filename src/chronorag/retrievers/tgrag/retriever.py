@@ -28,6 +28,8 @@ which one ran.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,8 +108,8 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
     from llama_index.core.vector_stores.types import MetadataFilters
 
     if not isinstance(time_filter, MetadataFilters):
-        raise TypeError("time_filter must be a period, a list of periods or LlamaIndex MetadataFilters, "
-                        f"got {type(time_filter).__name__}")
+        raise ConfigError("time_filter must be a TimeFilter, a dict, a period, a list of periods or LlamaIndex "
+                          f"MetadataFilters, got {type(time_filter).__name__} {time_filter!r}")
 
     def ok(p: str, f: Any) -> bool:
         if isinstance(f, MetadataFilters):
@@ -121,6 +123,11 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
                  ">": p > vals[0], ">=": p >= vals[0], "<": p < vals[0], "<=": p <= vals[0]}
         if op not in table:
             raise ConfigError(f"unsupported operator {op!r} on 'period'")
+        # a value that is no indexed period ("2030", "twenty19") matched nothing, silently
+        bad = [x for x in vals if x not in periods and not (op in (">", ">=", "<", "<=") and re.fullmatch(r"\d{4}", x))]
+        if bad:
+            raise ConfigError(f"the 'period' filter names {', '.join(map(repr, bad))}, not an indexed period; "
+                              f"periods: {periods}")
         return table[op]
 
     return [p for p in periods if ok(p, time_filter)]
