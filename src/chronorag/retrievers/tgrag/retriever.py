@@ -29,7 +29,6 @@ which one ran.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from typing import Any
 
