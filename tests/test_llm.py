@@ -17,10 +17,17 @@ def test_config_from_env(monkeypatch):
     monkeypatch.setenv("CHRONORAG_TEMPERATURE", "0.3")
     cfg = LLMConfig()
     assert (cfg.base_url, cfg.model, cfg.temperature) == ("http://127.0.0.1:9/v1", "qwen", 0.3)
-    with pytest.raises(ValueError, match="base_url"):
+    from chronorag.errors import ConfigError
+
+    # a ChronoRAGError naming the field and the value (was pydantic's four-line ValidationError)
+    with pytest.raises(ConfigError, match=r"^LLMConfig: base_url: base_url must be an http\(s\) URL, got 'localhost:8000'$"):
         LLMConfig(base_url="localhost:8000")
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match=r"temperature: .*\(got -1\)"):
         LLMConfig(temperature=-1)
+    monkeypatch.setenv("CHRONORAG_TEMPERATURE", "hot")  # from the environment, the same
+    with pytest.raises(ConfigError, match="temperature"):
+        LLMConfig()
+    monkeypatch.setenv("CHRONORAG_TEMPERATURE", "0.3")
     monkeypatch.delenv("CHRONORAG_BASE_URL")
     with pytest.raises(LLMError, match="CHRONORAG_BASE_URL"):
         LLMConfig().require()

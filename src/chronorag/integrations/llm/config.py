@@ -25,10 +25,10 @@ import json
 from typing import Any, Literal
 
 import httpx
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from chronorag.errors import LLMError
+from chronorag.errors import ConfigError, LLMError
 from chronorag.graphs.text import strip_reasoning
 from chronorag.integrations.llm.ledger import (
     TokenLedger,
@@ -123,13 +123,23 @@ class LLMConfig(BaseSettings):
     max_tokens: int | None = Field(None, gt=0)
     structured_output: Literal["auto", "json_schema", "json_object"] = "auto"
 
+    def __init__(self, **data: Any) -> None:
+        """As pydantic's, but a bad value is a :class:`~chronorag.errors.ConfigError` naming the
+        field and the value (pydantic's report is four lines with a link)."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            parts = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {str(e['msg']).removeprefix('Value error, ')}"
+                     + ("" if "got " in str(e["msg"]) else f" (got {e.get('input')!r})") for e in exc.errors()]
+            raise ConfigError("LLMConfig: " + "; ".join(parts)) from None
+
     @field_validator("base_url")
     @classmethod
     def _check_url(cls, v: str | None) -> str | None:
         if v in (None, ""):
             return None
         if not v.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
+            raise ConfigError(f"base_url must be an http(s) URL, got {v!r}")
         return v.rstrip("/")
 
     @property
@@ -248,10 +258,10 @@ def chat(config: LLMConfig, messages: list[dict[str, Any]], **kwargs: Any) -> st
         When no endpoint is configured, the call fails, or the reply has no text.
     """
     if not isinstance(messages, list) or not messages:
-        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+        raise ConfigError("messages must be a non-empty list of {'role', 'content'} dicts")
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m:
-            raise ValueError(f"message #{i} is not a {{'role', 'content'}} dict: {m!r}")
+            raise ConfigError(f"message #{i} is not a {{'role', 'content'}} dict: {m!r}")
     client = config.openai_client()
     params: dict[str, Any] = {"temperature": config.temperature}
     if config.max_tokens is not None:
@@ -377,4 +387,4 @@ def _json_from_text(text: str) -> Any:
                 return dec.raw_decode(s[i:])[0]
             except (json.JSONDecodeError, RecursionError):
                 continue
-    raise ValueError(f"no JSON value in reply: {text[:200]!r}")
+    raise ConfigError(f"no JSON value in reply: {text[:200]!r}")
