@@ -295,3 +295,25 @@ def test_a_reply_that_says_the_material_does_not_answer_is_an_abstention():
               "cars in 2019, more than in any year before, as the report states on page 33 of its summary "
               "and again in the outlook, which is not known for optimism."):
         assert not no_answer_reply(t), t
+
+
+def test_a_question_input_joins_the_transcript_and_the_answer_streams(topg_dir, ecb_index):
+    """``{"question": ...}`` on ToPG wrote no message at all (``stream_mode="messages"`` yielded
+    nothing and the thread had no transcript), and dense QA left the question out: both now
+    record the question and the answer, run after run on a thread."""
+    from langchain_core.messages import AIMessage
+
+    for g, ctx, questions in (
+            (topg_graph.build_graph(mode="naive", checkpointer=InMemorySaver()), {"index_dir": str(topg_dir)},
+             ["Who founded Nordic Pictures?", "Where was the director of the film Blue Harbor born?"]),
+            (dense_graph.build_graph(checkpointer=InMemorySaver()), {"index_dir": str(ecb_index.path)},
+             ["Whom did the ECB criticize?", "Whom did the ECB praise?"])):
+        cfg = {"configurable": {"thread_id": "t"}}
+        for q in questions:
+            out = g.invoke({"question": q}, cfg, context=ctx)
+        kinds = [type(m).__name__ for m in out["messages"]]
+        assert kinds == ["HumanMessage", "AIMessage", "HumanMessage", "AIMessage"], kinds
+        assert [m.content for m in out["messages"][::2]] == questions
+        streamed = [m for m, _meta in g.stream({"question": questions[0]}, {"configurable": {"thread_id": "s"}},
+                                                context=ctx, stream_mode="messages")]
+        assert any(isinstance(m, AIMessage) and m.content for m in streamed), streamed

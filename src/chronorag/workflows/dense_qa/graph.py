@@ -81,7 +81,7 @@ def _llm(build: _Build) -> ChatLLM | None:
 
 def start(state: QAState) -> dict[str, Any]:
     """Take this run's question, consuming the input first, and reset the previous run's outputs."""
-    q, consumed = run_question(state, method="dense QA")
+    q, consumed = run_question(state, method="dense QA", echo=True)  # a {"question": ...} joins the transcript
     return {**consumed, "current": q, "event_ids": [], "answers": [], "evidence": [], "mode": "", "info": {},
             "abstained": False, "reason": ""}
 

@@ -107,7 +107,7 @@ def _scope(state: ToPGState) -> Any:
 
 def start(state: ToPGState) -> dict[str, Any]:
     """Take this run's question (consuming the input) and reset every per-run field."""
-    q, consumed = run_question(state, method="ToPG")
+    q, consumed = run_question(state, method="ToPG", echo=True)  # a {"question": ...} joins the transcript too
     rid = _current_query.get() or f"topg-{uuid.uuid4().hex[:12]}"
     return {**consumed, "current": q, "queries": [q], "pool": [], "collected": [], "pruned": [], "new": [],
             "scores": {}, "iteration": 0, "done": False, "answer": "", "context": [],
@@ -242,8 +242,8 @@ def answer(state: ToPGState, runtime: Runtime[ToPGContext], *, build: _Build) ->
     out: dict[str, Any] = {"answer": ans, "context": context, "proposition_ids": collected,
                            "passage_ids": S.passage_ranking(idx, collected, tail), "mode": label,
                            "abstained": bool(reason), "reason": reason, "info": info}
-    if state.get("messages"):
-        out["messages"] = [AIMessage(content=ans or "\n".join(context[:10]))]
+    # every run ends the transcript with its answer (stream_mode="messages" yields it), also for {"question": ...}
+    out["messages"] = [AIMessage(content=ans or "\n".join(context[:10]) or f"No answer: {reason}")]
     return out
 
 
