@@ -106,6 +106,21 @@ def test_no_match_names_the_nearest(ecb_tools):
     assert ecb_tools.get_tail_entity("the ECB", "criticize").rows
 
 
+def test_a_near_name_with_other_words_is_no_match():
+    """The tools took "Emmanuel Macron" for "Emmanuel Eweta Uduaghan" (ICEWS14, score 0.635) and
+    answered with that man's events, status "success": a near name holding other words is now a
+    "No match"; a part of the name, a typo, a demonym and an acronym still fit."""
+    from chronorag.workflows.temptool.tools import _name_fits
+
+    assert not _name_fits("Emmanuel Macron", "Emmanuel Eweta Uduaghan")
+    assert not _name_fits("Zzyzx Qwerty", "Umayya Touqan")
+    assert not _name_fits("Segolene Royal", "Royal Air Force")
+    for phrase, name in [("Obama", "Barack Obama"), ("Barak Obama", "Barack Obama"), ("Orban", "Viktor Orban"),
+                         ("Hungarian citizens", "Citizen (Hungary)"), ("ECB", "European Central Bank"),
+                         ("the German government", "Government (Germany)")]:
+        assert _name_fits(phrase, name), (phrase, name)
+
+
 def test_observation_order_and_limit(ecb_index):
     from chronorag.workflows.temptool.tools import TemporalKGTools
 

@@ -68,7 +68,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from chronorag.errors import ChronoRAGError, IndexFormatError
+from chronorag.errors import ArgumentTypeError, ChronoRAGError, ConfigError, IndexFormatError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import FILTER_TYPES, parse_time
 from chronorag.workflows.temptool.alignment import (
@@ -76,6 +76,8 @@ from chronorag.workflows.temptool.alignment import (
     LexicalReranker,
     NameAligner,
     Reranker,
+    acronym,
+    normalise_tokens,
     relation_tokens,
 )
 
@@ -142,6 +144,22 @@ class ToolResult:
     latency_ms: float = 0.0
 
 
+def _name_fits(phrase: str, name: str) -> bool:
+    """True when ``phrase`` can be read as the KG name ``name``: the words of one are words of
+    the other, each up to a typo ("Obama" and "Barack Obama", "Iraqi police" and "Police (Iraq)",
+    "Barak Obama"), or ``phrase`` is the name's acronym ("ECB")."""
+    from rapidfuzz import fuzz
+
+    a, b = set(normalise_tokens(phrase)), set(normalise_tokens(name))
+    if not a or not b or phrase.strip().upper() == acronym(name).upper() != "":
+        return True
+
+    def within(x: set[str], y: set[str]) -> bool:
+        return all(w in y or any(fuzz.ratio(w, v) >= 80 for v in y) for w in x)
+
+    return within(a, b) or within(b, a)
+
+
 class TemporalKGTools:
     """The three temporal tools over an :class:`EventIndex`.
 
@@ -165,9 +183,9 @@ class TemporalKGTools:
                  relation_reranker: Reranker | None = None, top_n: int = 50,
                  max_obs_rows: int = MAX_OBS_ROWS, min_score: float | None = MIN_ALIGNMENT_SCORE) -> None:
         if not isinstance(index, EventIndex):
-            raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
+            raise ArgumentTypeError(f"index must be an EventIndex, got {type(index).__name__}")
         if not isinstance(max_obs_rows, int) or max_obs_rows < 1:
-            raise ValueError(f"max_obs_rows must be a positive integer, got {max_obs_rows!r}")
+            raise ConfigError(f"max_obs_rows must be a positive integer, got {max_obs_rows!r}")
         self.max_obs_rows = max_obs_rows
         self.min_score = float(min_score) if min_score else None
         self.index = index
@@ -227,7 +245,14 @@ class TemporalKGTools:
         """Align an entity phrase to the KG (cached per phrase)."""
         key = ("e", phrase)
         if key not in self._align_cache:
-            self._align_cache[key] = self.entities.align(phrase, vector=self._vec_cache.get(phrase))
+            al = self.entities.align(phrase, vector=self._vec_cache.get(phrase))
+            if (self.min_score is not None and isinstance(self.entities.reranker, LexicalReranker)
+                    and al.score >= self.min_score and al.score < 1.0 and not _name_fits(phrase, al.name)):
+                # "Emmanuel Macron" is not "Emmanuel Eweta Uduaghan", nor "Zzyzx Qwerty" "Umayya Touqan":
+                # a near name holding other words is no reading of the phrase
+                al = dataclasses.replace(al, score=self.min_score - 1e-6, note=(
+                    f"{phrase!r} is not in the KG: the closest name, {al.name!r}, holds other words"))
+            self._align_cache[key] = al
         return self._align_cache[key]
 
     def _prefetch(self, entities: tuple[str, ...], relation: str) -> None:
