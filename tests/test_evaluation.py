@@ -74,7 +74,7 @@ def test_empty_question_is_an_error_row_from_the_cli(tmp_path, capsys, fake_meth
     assert metrics["errors"] == 1 and metrics["n"] == 3 and metrics["hits@1"] == round(2 / 3, 4)
     assert "1 of 3 questions failed" in captured.err
     _, rows = load_run(out)
-    assert rows[1]["error"] == "ValueError: the question is empty"
+    assert rows[1]["error"] == "ConfigError: the question is empty"  # a ChronoRAGError (session 35)
 
 
 def test_out_is_untouched_until_the_run_ends_and_a_crash_keeps_partial_rows(tmp_path):

@@ -71,3 +71,25 @@ def test_readme_architecture_names_every_module():
         if f"`{path.name}`" not in section and f"`{rel.as_posix()}`" not in section:
             missing.append(rel.as_posix())
     assert not missing, f"README Architecture does not name: {missing}"
+
+
+def test_every_deliberate_error_is_a_chronorag_error():
+    """A ``raise`` of a builtin error in the package (``ValueError``, ``TypeError``, ...) is one a
+    user cannot catch as a :class:`~chronorag.errors.ChronoRAGError`; each has its chronorag
+    subclass (``ConfigError``, ``ArgumentTypeError``, ``MissingFileError``, ``OutOfRangeError``,
+    ``UsageError``, ...), which is also the builtin a Python user expects."""
+    import ast
+
+    import chronorag.errors as errors
+
+    # (AttributeError stays: a module's __getattr__ must raise it for hasattr and imports to work)
+    builtin = {"ValueError", "TypeError", "FileNotFoundError", "IndexError", "KeyError", "Exception"}
+    found = []
+    for path in sorted((ROOT / "src" / "chronorag").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name) \
+                    and node.exc.func.id in builtin:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} raise {node.exc.func.id}")
+    assert not found, found
+    for name in errors.__all__:
+        assert issubclass(getattr(errors, name), errors.ChronoRAGError), name

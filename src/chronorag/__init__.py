@@ -110,10 +110,15 @@ _EXPORTS: dict[str, str] = {
     "TimeParseError": "chronorag.errors",
     "IndexBusyError": "chronorag.errors",
     "OutputExistsError": "chronorag.errors",
+    "ArgumentTypeError": "chronorag.errors",
+    "MissingFileError": "chronorag.errors",
+    "OutOfRangeError": "chronorag.errors",
+    "UsageError": "chronorag.errors",
 }
 
 __all__ = [
     "AgentContext",
+    "ArgumentTypeError",
     "ChronoRAGError",
     "ConfigError",
     "DataFormatError",
@@ -131,6 +136,8 @@ __all__ = [
     "LangChainRetriever",
     "MajorityJudge",
     "MissingExtraError",
+    "MissingFileError",
+    "OutOfRangeError",
     "OutputExistsError",
     "Prediction",
     "PropositionGraph",
@@ -153,6 +160,7 @@ __all__ = [
     "ToPGRetriever",
     "ToPGSettings",
     "UnknownNameError",
+    "UsageError",
     "VanillaChunkRetriever",
     "answer_tgrag",
     "as_langchain_retriever",
@@ -204,6 +212,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-exports for mypy --strict)
     from chronorag.errors import (
+        ArgumentTypeError as ArgumentTypeError,
+    )
+    from chronorag.errors import (
         ChronoRAGError as ChronoRAGError,
     )
     from chronorag.errors import (
@@ -228,6 +239,12 @@ if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-expo
         MissingExtraError as MissingExtraError,
     )
     from chronorag.errors import (
+        MissingFileError as MissingFileError,
+    )
+    from chronorag.errors import (
+        OutOfRangeError as OutOfRangeError,
+    )
+    from chronorag.errors import (
         OutputExistsError as OutputExistsError,
     )
     from chronorag.errors import (
@@ -235,6 +252,9 @@ if TYPE_CHECKING:  # static type checkers see the real symbols (explicit re-expo
     )
     from chronorag.errors import (
         UnknownNameError as UnknownNameError,
+    )
+    from chronorag.errors import (
+        UsageError as UsageError,
     )
     from chronorag.evaluation import (
         Prediction as Prediction,

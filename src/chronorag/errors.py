@@ -9,6 +9,7 @@ names, ``ImportError`` for a missing optional extra).
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentTypeError",
     "ChronoRAGError",
     "ConfigError",
     "DataFormatError",
@@ -18,10 +19,13 @@ __all__ = [
     "LLMEchoError",
     "LLMError",
     "MissingExtraError",
+    "MissingFileError",
+    "OutOfRangeError",
     "OutputExistsError",
     "StoreConnectionError",
     "TimeParseError",
     "UnknownNameError",
+    "UsageError",
 ]
 
 
@@ -32,6 +36,24 @@ class ChronoRAGError(Exception):
 class ConfigError(ChronoRAGError, ValueError):
     """A bad argument or setting (a graph's context field, a retriever option, an LLM object);
     the message names the setting, the value and what is accepted."""
+
+
+class ArgumentTypeError(ChronoRAGError, TypeError):
+    """An argument of the wrong type (a path where an index is expected, a number where a list
+    is); the message names the argument, what was given and what is accepted."""
+
+
+class MissingFileError(ChronoRAGError, FileNotFoundError):
+    """An input file or directory that does not exist; the message names the path."""
+
+
+class OutOfRangeError(ChronoRAGError, IndexError):
+    """An id outside the ids an index or graph holds; the message names the id and the range."""
+
+
+class UsageError(ChronoRAGError, RuntimeError):
+    """An object used before it is ready or on a machine that cannot run it (a test server not
+    started, ``gpu=True`` without a GPU); the message says what to do first."""
 
 
 class TimeParseError(ChronoRAGError, ValueError):

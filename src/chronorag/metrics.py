@@ -18,7 +18,7 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
-from chronorag.errors import TimeParseError
+from chronorag.errors import ArgumentTypeError, ConfigError, TimeParseError
 from chronorag.graphs.time import TimePoint, parse_time_mention
 
 __all__ = [
@@ -39,7 +39,7 @@ _PUNCT = set(string.punctuation)
 def normalize_answer(text: str) -> str:
     """SQuAD normalisation: lower-case, drop punctuation and articles, collapse spaces."""
     if not isinstance(text, str):
-        raise TypeError(f"answer must be a string, got {type(text).__name__}: {text!r}")
+        raise ArgumentTypeError(f"answer must be a string, got {type(text).__name__}: {text!r}")
     s = text.replace("\u00a0", " ").lower()
     s = "".join(ch for ch in s if ch not in _PUNCT)
     s = _ARTICLES.sub(" ", s)
@@ -63,7 +63,7 @@ def answer_matches(prediction: str, gold: str) -> bool:
     :func:`normalize_answer`.
     """
     if not isinstance(prediction, str) or not isinstance(gold, str):
-        raise TypeError(f"answers must be strings, got {prediction!r} and {gold!r}")
+        raise ArgumentTypeError(f"answers must be strings, got {prediction!r} and {gold!r}")
     g = _as_time(gold)
     if g is not None:
         p = _as_time(prediction)
@@ -76,18 +76,18 @@ def answer_matches(prediction: str, gold: str) -> bool:
 def hits_at_k(ranked: Sequence[str], golds: Sequence[str], k: int = 1) -> float:
     """1.0 when any of the top-``k`` ranked answers matches any gold answer, else 0.0."""
     if not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
     if isinstance(ranked, str) or isinstance(golds, str):
-        raise TypeError("ranked and golds must be sequences of strings, not strings")
+        raise ArgumentTypeError("ranked and golds must be sequences of strings, not strings")
     if not golds:
-        raise ValueError("golds is empty: a question needs at least one gold answer")
+        raise ConfigError("golds is empty: a question needs at least one gold answer")
     return float(any(answer_matches(p, g) for p in list(ranked)[:k] for g in golds))
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
     """SQuAD exact match against any gold answer."""
     if isinstance(golds, str):
-        raise TypeError("golds must be a sequence of strings")
+        raise ArgumentTypeError("golds must be a sequence of strings")
     p = normalize_answer(prediction)
     return float(any(p == normalize_answer(g) for g in golds))
 
@@ -95,7 +95,7 @@ def exact_match(prediction: str, golds: Sequence[str]) -> float:
 def token_f1(prediction: str, golds: Sequence[str]) -> float:
     """Best SQuAD token F1 against the gold answers."""
     if isinstance(golds, str):
-        raise TypeError("golds must be a sequence of strings")
+        raise ArgumentTypeError("golds must be a sequence of strings")
     best = 0.0
     ptoks = normalize_answer(prediction).split()
     for g in golds:
@@ -158,7 +158,7 @@ def passage_found(passage: str, text: str, *, min_overlap: float = 0.8) -> bool:
     dual/multi evidence passages are paraphrases of the reports, not quotes.)
     """
     if not isinstance(passage, str) or not isinstance(text, str):
-        raise TypeError("passage and text must be strings")
+        raise ArgumentTypeError("passage and text must be strings")
     p, t = normalize_answer(passage), normalize_answer(text)
     if not p:
         return False
@@ -186,11 +186,11 @@ def evidence_recall(
     ``benchmarks/bench_tgrag.py``; both pass every text a method read.
     """
     if isinstance(retrieved, str) or isinstance(evidence, str):
-        raise TypeError("retrieved and evidence must be sequences of strings")
+        raise ArgumentTypeError("retrieved and evidence must be sequences of strings")
     if not 0 < min_overlap <= 1:
-        raise ValueError(f"min_overlap must be in (0, 1], got {min_overlap}")
+        raise ConfigError(f"min_overlap must be in (0, 1], got {min_overlap}")
     if k is not None and k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
     texts = list(retrieved)[:k] if k is not None else list(retrieved)
     for passage in evidence:
         if not normalize_answer(passage):

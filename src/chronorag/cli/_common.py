@@ -8,6 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from chronorag.errors import ConfigError
+
 OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
@@ -49,7 +51,7 @@ def _deadline_opt(args: argparse.Namespace) -> dict[str, Any]:
     if d is None:
         return {}
     if d <= 0:
-        raise ValueError(f"--deadline must be > 0 seconds, got {d}")
+        raise ConfigError(f"--deadline must be > 0 seconds, got {d}")
     return {"deadline_s": d}
 
 

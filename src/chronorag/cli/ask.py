@@ -22,6 +22,7 @@ from chronorag.cli._common import (
     _deadline_opt,
     _short,
 )
+from chronorag.errors import ConfigError, MissingFileError
 
 #: longest question accepted (characters)
 MAX_QUESTION_CHARS = 2000
@@ -29,9 +30,9 @@ MAX_QUESTION_CHARS = 2000
 
 def _check_question(q: Any) -> str:
     if not isinstance(q, str) or not q.strip():
-        raise ValueError("the question is empty")
+        raise ConfigError("the question is empty")
     if len(q) > MAX_QUESTION_CHARS:
-        raise ValueError(f"the question has {len(q)} characters; at most {MAX_QUESTION_CHARS} are accepted")
+        raise ConfigError(f"the question has {len(q)} characters; at most {MAX_QUESTION_CHARS} are accepted")
     return q
 
 
@@ -39,7 +40,7 @@ def _iter_questions(path: str) -> Iterator[tuple[int, str | None, str | None]]:
     """``(line, question, None)`` or ``(line, None, error)`` for every line of a JSONL file."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"no such question file: {p}")
+        raise MissingFileError(f"no such question file: {p}")
     with p.open(encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             where = f"{p}:{lineno}"
@@ -75,7 +76,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from chronorag.evaluation import make_method
 
     if (args.question is None) == (args.questions is None):
-        raise ValueError("give one question, or --questions FILE.jsonl (not both)")
+        raise ConfigError("give one question, or --questions FILE.jsonl (not both)")
     opts: dict[str, Any] = dict(_deadline_opt(args))
     if getattr(args, "reference", None):
         opts["reference"] = args.reference

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorag.cli._common import _short, bundled_sample_path
+from chronorag.errors import ConfigError
 
 DEMO_QUESTIONS = [
     "After France, who did Barack Obama criticize first?",
@@ -74,7 +75,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from chronorag.graphs.persist import index_lock
 
     if args.llm is not None and args.llm_url is not None:
-        raise ValueError("pass either --llm local or --llm-url URL, not both")
+        raise ConfigError("pass either --llm local or --llm-url URL, not both")
     out = _demo_dir(Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="chronorag-demo-")))
     server = None
     if args.llm == "local":
@@ -147,7 +148,7 @@ def _demo(args: argparse.Namespace, out: Path, server: Any) -> int:
     selected = args.methods.split(",") if args.methods else list(runners)
     unknown = [m for m in selected if m not in runners]
     if unknown:
-        raise ValueError(f"unknown --methods {unknown}; choose from {sorted(runners)}")
+        raise ConfigError(f"unknown --methods {unknown}; choose from {sorted(runners)}")
     results: dict[str, dict[str, Any]] = {}
     for n, name in enumerate(selected, 1):
         print(f"{n}. {METHOD_TITLES[name]}", flush=True)

@@ -12,6 +12,7 @@ from chronorag.cli._common import (
     _deadline_opt,
     _sha256,
 )
+from chronorag.errors import ConfigError
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps(metrics, ensure_ascii=False))
         return 0
     if args.judge and not args.llm_url:
-        raise ValueError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
+        raise ConfigError("--judge needs an LLM: pass --llm-url URL (an OpenAI-compatible endpoint)")
     questions = load_questions(args.questions, limit=args.limit)
     method = make_method(args.method, args.index_dir, llm_url=args.llm_url, **_deadline_opt(args))
     judge = None
@@ -83,7 +84,7 @@ def _cmd_ragas(args: argparse.Namespace) -> int:
     from chronorag.evaluation.ragas import load_predictions, ragas_scores, tool_call_scores
 
     if args.reference and not args.tool_calls:
-        raise ValueError("--reference is for --tool-calls (the reference tool-call traces)")
+        raise ConfigError("--reference is for --tool-calls (the reference tool-call traces)")
     rows = load_predictions(args.predictions, include_errors=True)  # every line validated first
     scorable = [r for r in rows if not r.get("error")]
     if not scorable:

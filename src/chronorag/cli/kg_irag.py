@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chronorag.errors import ConfigError
+
 
 def _kg_irag_kg(args: argparse.Namespace) -> Any:
     from chronorag.workflows.kg_irag.sources import load_source_kg
@@ -40,7 +42,7 @@ def _cmd_kg_irag_ask(args: argparse.Namespace) -> int:
     from chronorag.workflows.kg_irag.graph import build_graph
 
     if not args.question.strip():
-        raise ValueError("the question is empty")
+        raise ConfigError("the question is empty")
     kg, _, _ = _kg_irag_kg(args)
     llm = LLMConfig(base_url=args.llm_url) if args.llm_url else None
     g = build_graph(kg=kg, llm=llm, method=args.method, source=kg.spec.source, use_llm=bool(args.llm_url))
@@ -51,7 +53,7 @@ def _cmd_kg_irag_ask(args: argparse.Namespace) -> int:
         print(json.dumps(res, ensure_ascii=False))
         return 0 if not out.get("error") else 2
     if out.get("error"):
-        raise ValueError(f"cannot plan the question: {out['error']}")
+        raise ConfigError(f"cannot plan the question: {out['error']}")
     print(f"Q: {args.question}\nmethod: {args.method} ({out.get('mode')})")
     print(f"answer: {out['answer']}" + (" (abstained)" if out.get("abstained") else
                                         "" if out.get("verified") else " (unverified)"))
@@ -73,7 +75,7 @@ def _cmd_kg_irag_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out, inputs=inputs)  # refuse before any work
     if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
     qs = []
     need = ("id", "type", "question", "answer", "place", "event", "anchor", "duration")
     for lineno, row in iter_jsonl(args.questions):

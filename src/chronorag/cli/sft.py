@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from chronorag.errors import ConfigError
+
 
 def _cmd_sft(args: argparse.Namespace) -> int:
     from chronorag.graphs.output import check_output_path
@@ -25,7 +27,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         from chronorag.workflows.temptool.tools import TemporalKGTools
 
         if not args.index:
-            raise ValueError("--index INDEX_DIR is needed to run the reasoner")
+            raise ConfigError("--index INDEX_DIR is needed to run the reasoner")
         reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(args.index)))
         records = reasoner_records(reasoner, load_questions(args.path, limit=args.limit),
                                    system_prompt=TAGGED_SYSTEM)

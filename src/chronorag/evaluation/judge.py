@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronorag.errors import LLMError
+from chronorag.errors import ConfigError, LLMError
 
 __all__ = ["JUDGE_PROMPT", "JUDGE_SCHEMA", "JudgeVerdict", "MajorityJudge", "judge_answer"]
 
@@ -49,7 +49,7 @@ _WORD = re.compile(r"\b(INCORRECT|CORRECT)\b")
 def _check(question: Any, gold: Any) -> None:
     for name, v in (("question", question), ("gold", gold)):
         if not isinstance(v, str) or not v.strip():
-            raise ValueError(f"{name} must be a non-empty string, got {v!r}")
+            raise ConfigError(f"{name} must be a non-empty string, got {v!r}")
 
 
 def _verdict(value: Any) -> bool:
@@ -141,7 +141,7 @@ class MajorityJudge:
         from chronorag.integrations.llm import resolve_llm
 
         if not isinstance(votes, int) or votes < 1 or votes % 2 == 0:
-            raise ValueError(f"votes must be a positive odd integer, got {votes!r}")
+            raise ConfigError(f"votes must be a positive odd integer, got {votes!r}")
         self.llm = resolve_llm(llm, required=True, use_env=False)
         self.votes = votes
 

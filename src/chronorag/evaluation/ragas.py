@@ -41,7 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from chronorag.errors import DataFormatError, missing_extra
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    DataFormatError,
+    MissingFileError,
+    missing_extra,
+)
 from chronorag.graphs.persist import iter_jsonl
 from chronorag.metrics import normalize_answer, token_overlap
 
@@ -143,7 +149,7 @@ def load_predictions(path: str | os.PathLike[str], *, include_errors: bool = Fal
     """
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"no such predictions file: {p}")
+        raise MissingFileError(f"no such predictions file: {p}")
     rows = []
     for lineno, r in iter_jsonl(p):
         if isinstance(r, dict) and r.get("record") == "run":
@@ -207,19 +213,19 @@ def nodes_to_ragas_dataset(
     except ImportError as exc:
         raise missing_extra("ragas", "eval") from exc
     if isinstance(questions, str):
-        raise TypeError("questions must be a sequence of strings, not one string")
+        raise ArgumentTypeError("questions must be a sequence of strings, not one string")
     n = len(questions)
     for name, seq in (("retrieved", retrieved), ("responses", responses), ("references", references),
                       ("reference_contexts", reference_contexts)):
         if seq is not None and len(seq) != n:
-            raise ValueError(f"{name} has {len(seq)} items for {n} questions")
+            raise ConfigError(f"{name} has {len(seq)} items for {n} questions")
     samples = []
     for i, q in enumerate(questions):
         contexts = []
         for node in retrieved[i]:
             inner = getattr(node, "node", node)
             if not hasattr(inner, "get_content"):
-                raise TypeError(f"retrieved[{i}] holds a {type(node).__name__}, not a NodeWithScore")
+                raise ArgumentTypeError(f"retrieved[{i}] holds a {type(node).__name__}, not a NodeWithScore")
             contexts.append(inner.get_content())
         s: dict[str, Any] = {"user_input": q, "retrieved_contexts": contexts}
         if responses is not None:
@@ -228,7 +234,7 @@ def nodes_to_ragas_dataset(
             s["reference"] = references[i]
         if reference_contexts is not None:
             if isinstance(reference_contexts[i], str):
-                raise TypeError(f"reference_contexts[{i}] must be a list of strings, not a string")
+                raise ArgumentTypeError(f"reference_contexts[{i}] must be a list of strings, not a string")
             s["reference_contexts"] = list(reference_contexts[i])
         samples.append(s)
     return EvaluationDataset.from_list(samples)
@@ -264,7 +270,7 @@ class _Anchors:
 def temporal_anchors(text: str) -> _Anchors:
     """The dates (as ``(y,)``, ``(y, m)`` or ``(y, m, d)``), numbers and names in ``text``."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
+        raise ArgumentTypeError(f"text must be a string, got {type(text).__name__}")
     dates: list[tuple[int, ...]] = []
     rest = text
     for rx, conv in (
@@ -393,9 +399,9 @@ def temporal_context_scores(retrieved: Sequence[str], reference: Sequence[str], 
     """
     for name, v in (("retrieved", retrieved), ("reference", reference)):
         if v is None or isinstance(v, str) or not all(isinstance(x, str) for x in v):
-            raise TypeError(f"{name} must be a list of strings, got {v!r:.80}")
+            raise ArgumentTypeError(f"{name} must be a list of strings, got {v!r:.80}")
     if not reference:
-        raise ValueError("reference is empty: temporal context metrics need gold passages")
+        raise ConfigError("reference is empty: temporal context metrics need gold passages")
     rel = [any(context_supports(r, g, min_overlap=min_overlap) for g in reference) for r in retrieved]
     recall = sum(any(context_supports(r, g, min_overlap=min_overlap) for r in retrieved)
                  for g in reference) / len(reference)
@@ -523,7 +529,7 @@ def ragas_llm_and_embeddings(llm: Any, *, embedding_url: str | None = None,
     backend = chat.backend
     url = embedding_url or getattr(backend, "base_url", None)
     if url is None:
-        raise ValueError("the embeddings endpoint is unknown for this LLM object; pass embedding_url=")
+        raise ConfigError("the embeddings endpoint is unknown for this LLM object; pass embedding_url=")
     try:
         from langchain_openai import OpenAIEmbeddings
 
@@ -629,7 +635,7 @@ def ragas_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str], *,
         rows = [validate_record(r, f"record #{i}") for i, r in enumerate(records)]
         rows = [r for r in rows if not r.get("error")]
     if not rows:
-        raise ValueError("no prediction records")
+        raise ConfigError("no prediction records")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -788,6 +794,6 @@ def tool_call_scores(records: Sequence[dict[str, Any]] | str | os.PathLike[str],
             scores.append(float(run_sync(metric.multi_turn_ascore(sample))))
         exact += [c["name"] for c in pred] == [c["name"] for c in ref]
     if not scores:
-        raise ValueError("no records to score")
+        raise ConfigError("no records to score")
     return {"n": len(scores), "tool_call_accuracy": round(sum(scores) / len(scores), 4),
             "exact_sequence": round(exact / len(scores), 4)}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import DataFormatError, OutputExistsError
+from chronorag.errors import ConfigError, DataFormatError, OutputExistsError
 from chronorag.evaluation.runfile import load_run
 from chronorag.graphs.output import prepare_output_dir, write_bytes
 
@@ -126,7 +126,7 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
     """Load run files, type-checking every field the report reads (errors name ``file:line``);
     each run is named by its method (made unique with the file name)."""
     if not paths:
-        raise ValueError("give at least one run file")
+        raise ConfigError("give at least one run file")
     runs: list[Run] = []
     for p in paths:
         meta, rows = load_run(p)
@@ -319,7 +319,7 @@ def build_report(run_paths: Sequence[str | os.PathLike[str]], out_dir: str | os.
         Evidence passages shown per answer.
     """
     if max_evidence < 0:
-        raise ValueError(f"max_evidence must be >= 0, got {max_evidence}")
+        raise ConfigError(f"max_evidence must be >= 0, got {max_evidence}")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {out} is a file; give a directory for the report")

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import DataFormatError
+from chronorag.errors import ConfigError, DataFormatError
 from chronorag.graphs.output import OutputFile, default_output_path
 from chronorag.graphs.output import check_output_path as _check_output_path
 from chronorag.graphs.persist import iter_jsonl
@@ -87,7 +87,7 @@ def load_run(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[
     """
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"{p} is a directory; give the run file (.jsonl) that `chronorag eval --out` wrote")
+        raise ConfigError(f"{p} is a directory; give the run file (.jsonl) that `chronorag eval --out` wrote")
     run: dict[str, Any] | None = None
     rows: list[dict[str, Any]] = []
     for lineno, r in iter_jsonl(p):

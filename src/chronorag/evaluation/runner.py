@@ -62,7 +62,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import DataFormatError, UnknownNameError
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    DataFormatError,
+    MissingFileError,
+    UnknownNameError,
+)
 from chronorag.graphs.persist import iter_jsonl
 from chronorag.graphs.text import count_tokens
 from chronorag.graphs.text import tokenizer_name as _tokenizer_name
@@ -103,7 +109,7 @@ METHODS: dict[str, Callable[..., Method]] = {}
 def register_method(name: str, factory: Callable[..., Method]) -> None:
     """Register ``factory(index_dir, **options) -> Method`` under ``name``."""
     if not name or not callable(factory):
-        raise ValueError(f"register_method needs a name and a callable, got {name!r}, {factory!r}")
+        raise ConfigError(f"register_method needs a name and a callable, got {name!r}, {factory!r}")
     METHODS[name] = factory
 
 
@@ -124,9 +130,9 @@ def load_questions(path: str | os.PathLike[str], *, limit: int | None = None) ->
     """
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"no such question file: {p}")
+        raise MissingFileError(f"no such question file: {p}")
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
+        raise ConfigError(f"limit must be >= 1, got {limit}")
     rows: list[dict[str, Any]] = []
     for lineno, row in iter_jsonl(p):
         if not isinstance(row, dict) or not isinstance(row.get("question"), str):
@@ -168,11 +174,11 @@ def _score(rec: dict[str, Any], q: dict[str, Any], pred: Prediction | None, ks: 
 
 def _as_prediction(pred: Any) -> Prediction:
     if not isinstance(pred, Prediction):
-        raise TypeError(f"a method must return a Prediction, got {type(pred).__name__}")
+        raise ArgumentTypeError(f"a method must return a Prediction, got {type(pred).__name__}")
     if isinstance(pred.answers, str) or not all(isinstance(a, str) for a in pred.answers):
-        raise TypeError(f"Prediction.answers must be a list of strings, got {pred.answers!r:.200}")
+        raise ArgumentTypeError(f"Prediction.answers must be a list of strings, got {pred.answers!r:.200}")
     if isinstance(pred.evidence, str) or not all(isinstance(e, str) for e in pred.evidence):
-        raise TypeError(f"Prediction.evidence must be a list of strings, got {pred.evidence!r:.200}")
+        raise ArgumentTypeError(f"Prediction.evidence must be a list of strings, got {pred.evidence!r:.200}")
     return pred
 
 
@@ -233,9 +239,9 @@ def run_eval(
 
     qs = list(questions)
     if not qs:
-        raise ValueError("no questions to evaluate")
+        raise ConfigError("no questions to evaluate")
     if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
-        raise ValueError(f"ks must be positive integers, got {ks!r}")
+        raise ConfigError(f"ks must be positive integers, got {ks!r}")
     writer = RunFileWriter(check_output_path(out_path, inputs=inputs)) if out_path is not None else None
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{id(qs) % 10**6}"
     started = time.time()
@@ -258,7 +264,7 @@ def run_eval(
             t0 = time.perf_counter()
             try:
                 if not q["question"].strip():
-                    raise ValueError("the question is empty")
+                    raise ConfigError("the question is empty")
                 with query_scope(scope):
                     pred = _as_prediction(method(q))
             except Exception as exc:  # noqa: BLE001 - one bad question must not end the run

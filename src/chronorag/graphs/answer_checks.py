@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError
+
 __all__ = ["checked_numbers", "ground_answers", "named_in", "offers_choice", "screen_answers", "ungrounded_numbers"]
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
@@ -118,7 +120,7 @@ def offers_choice(question: str) -> bool:
         The question.
     """
     if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
+        raise ArgumentTypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
     compares = _COMPARES.search(question) is not None
     if _CHOICE_OR.search(question) and (_WH_START.match(question)
                                         or (compares and not _NOT_CHOICE.search(question))):
@@ -141,7 +143,7 @@ def named_in(candidate: str, question: str) -> bool:
     from chronorag.graphs.linking import link_key
 
     if not isinstance(candidate, str) or not isinstance(question, str):
-        raise TypeError(f"candidate and question must be strings, got {candidate!r} and {question!r}")
+        raise ArgumentTypeError(f"candidate and question must be strings, got {candidate!r} and {question!r}")
     k = link_key(candidate)
     if not k:
         return False
@@ -193,7 +195,7 @@ def screen_answers(answers: list[str], question: str, events: list[Any]) -> tupl
     from chronorag.graphs.question import parse_question
 
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
     pq = parse_question(question)
     if pq.operator != "select":
         return list(answers), []
@@ -292,7 +294,7 @@ def checked_numbers(answer: str) -> list[str]:
     """The numbers in ``answer`` that :func:`ungrounded_numbers` checks, as written (not years
     1900-2100, not one-digit integers)."""
     if not isinstance(answer, str):
-        raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
+        raise ArgumentTypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
     return [w for w, v, _ in _numbers(answer, glued=False) if _checked(w, v)]
 
 
@@ -328,15 +330,15 @@ def ungrounded_numbers(answer: str, texts: Sequence[str], *, question: str = "")
     import numpy as np
 
     if not isinstance(answer, str):
-        raise TypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
+        raise ArgumentTypeError(f"answer must be a string, got {type(answer).__name__}: {answer!r}")
     if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings (the texts the LLM read), not one string")
+        raise ArgumentTypeError("texts must be a list of strings (the texts the LLM read), not one string")
     texts = list(texts)
     bad = [t for t in texts if not isinstance(t, str)]
     if bad:
-        raise TypeError(f"texts must be a list of strings (the texts the LLM read); got an item {bad[0]!r}")
+        raise ArgumentTypeError(f"texts must be a list of strings (the texts the LLM read); got an item {bad[0]!r}")
     if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
+        raise ArgumentTypeError(f"question must be a string, got {type(question).__name__}: {question!r}")
     wanted = [(w, v, tol) for w, v, tol in _numbers(answer, glued=False) if _checked(w, v)]
     if not wanted:
         return []

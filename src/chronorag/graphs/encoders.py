@@ -52,7 +52,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronorag.errors import LLMError, MissingExtraError, missing_extra
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    LLMError,
+    MissingExtraError,
+    MissingFileError,
+    missing_extra,
+)
 
 __all__ = [
     "ENCODER_KINDS",
@@ -87,11 +94,11 @@ class Encoder(Protocol):
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("encode() takes a sequence of texts, not a single string")
+        raise ArgumentTypeError("encode() takes a sequence of texts, not a single string")
     out = list(texts)
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise TypeError(f"text #{i} is {type(t).__name__}, expected str: {t!r}")
+            raise ArgumentTypeError(f"text #{i} is {type(t).__name__}, expected str: {t!r}")
     return out
 
 
@@ -139,10 +146,10 @@ class SentenceTransformerEncoder:
         batch_size: int = 128,
     ) -> None:
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         path = Path(model_path) if model_path is not None else minilm_path()
         if not path.is_dir():
-            raise FileNotFoundError(f"no local sentence-transformers model at {path}")
+            raise MissingFileError(f"no local sentence-transformers model at {path}")
         _offline_env()
         try:
             from sentence_transformers import SentenceTransformer
@@ -215,7 +222,7 @@ class StaticEncoder:
         self.distill_s = 0.0
         if not (d / "config.json").exists():
             if not distill_if_missing:
-                raise FileNotFoundError(f"no distilled static model at {d}")
+                raise MissingFileError(f"no distilled static model at {d}")
             t0 = time.perf_counter()
             _distill_static(d, progress=progress)
             self.distill_s = time.perf_counter() - t0
@@ -292,11 +299,11 @@ class OpenAIEmbeddingEncoder:
         timeout: float = 60.0,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
         if not model:
-            raise ValueError("model must name the served embedding model")
+            raise ConfigError("model must name the served embedding model")
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         from openai import OpenAI
 
         self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=2)
@@ -421,7 +428,7 @@ class EmbeddingCache:
     def put_many(self, model_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store ``vectors`` (one row per text) under ``model_id``."""
         if len(texts) != len(vectors):
-            raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+            raise ConfigError(f"{len(texts)} texts but {len(vectors)} vectors")
         rows = [
             (model_id, self._key(t), int(v.shape[0]), np.asarray(v, np.float32).tobytes())
             for t, v in zip(texts, vectors)
@@ -465,7 +472,7 @@ class CachedEncoder:
         progress: bool = False,
     ) -> None:
         if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+            raise ConfigError(f"chunk_size must be >= 1, got {chunk_size}")
         self.encoder = encoder
         self.cache = cache
         self.chunk_size = chunk_size
@@ -513,7 +520,7 @@ def _minilm_backend(backend: str | None) -> str:
     want = backend or os.environ.get("CHRONORAG_MINILM_BACKEND") or None
     if want is not None:
         if want not in MINILM_BACKENDS:
-            raise ValueError(f"unknown MiniLM backend {want!r}; expected one of {MINILM_BACKENDS}")
+            raise ConfigError(f"unknown MiniLM backend {want!r}; expected one of {MINILM_BACKENDS}")
         return want
     have = lambda m: importlib.util.find_spec(m) is not None  # noqa: E731
     if have("onnx") and have("tokenizers") and have("safetensors") and (have("openvino") or have("onnxruntime")):
@@ -541,7 +548,7 @@ def make_encoder(kind: str = "minilm", *, progress: bool = True, **kwargs: Any) 
         return StaticEncoder(progress=progress, **kwargs)
     if kind == "openai":
         return OpenAIEmbeddingEncoder(**kwargs)
-    raise ValueError(f"unknown encoder kind {kind!r}; expected one of {ENCODER_KINDS}")
+    raise ConfigError(f"unknown encoder kind {kind!r}; expected one of {ENCODER_KINDS}")
 
 
 def as_llama_index_embedding(encoder: Encoder) -> Any:
@@ -574,7 +581,7 @@ def as_llama_index_embedding(encoder: Encoder) -> Any:
             return self._get_text_embedding(text)
 
     if not isinstance(encoder, Encoder):
-        raise TypeError(f"expected a chronorag Encoder, got {type(encoder).__name__}")
+        raise ArgumentTypeError(f"expected a chronorag Encoder, got {type(encoder).__name__}")
     return ChronoEmbedding(encoder)
 
 
@@ -595,7 +602,7 @@ def as_langchain_embeddings(encoder: Encoder) -> Any:
             return self.encoder.encode([text])[0].tolist()
 
     if not isinstance(encoder, Encoder):
-        raise TypeError(f"expected a chronorag Encoder, got {type(encoder).__name__}")
+        raise ArgumentTypeError(f"expected a chronorag Encoder, got {type(encoder).__name__}")
     return ChronoLCEmbeddings(encoder)
 
 
@@ -615,7 +622,7 @@ class FrameworkEncoder:
             self.framework = "langchain"
             name = getattr(model, "model", None) or type(model).__name__
         else:
-            raise TypeError(f"not a LlamaIndex BaseEmbedding or LangChain Embeddings: {type(model).__name__}")
+            raise ArgumentTypeError(f"not a LlamaIndex BaseEmbedding or LangChain Embeddings: {type(model).__name__}")
         self.model_id = f"{self.framework}:{name}"
         self.dim = int(self._raw(["dimension probe"]).shape[1])
 
@@ -660,7 +667,7 @@ def as_encoder(obj: Any = None) -> Encoder:
     try:
         return FrameworkEncoder(obj)
     except TypeError:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"encoder must be a chronorag Encoder, an encoder kind {ENCODER_KINDS}, a LlamaIndex "
             f"BaseEmbedding or a LangChain Embeddings, got {type(obj).__module__}.{type(obj).__name__}"
         ) from None

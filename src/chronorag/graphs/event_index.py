@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import IndexFormatError
+from chronorag.errors import ConfigError, IndexFormatError
 from chronorag.graphs.encoders import (
     CachedEncoder,
     EmbeddingCache,
@@ -190,7 +190,7 @@ class EventIndex:
         else embedded (through the embedding cache) on first use.
         """
         if kind not in ("entity", "relation"):
-            raise ValueError(f"kind must be 'entity' or 'relation', got {kind!r}")
+            raise ConfigError(f"kind must be 'entity' or 'relation', got {kind!r}")
         if kind not in self._name_vectors:
             name = f"{kind}_vectors.npy"
             names = self.store.entities if kind == "entity" else self.store.relations
@@ -281,7 +281,7 @@ class EventIndex:
             The events, and for each the position of its triple in ``rows``.
         """
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ConfigError(f"k must be >= 1, got {k}")
         t_lo = self.store.t_lo
         ids: list[int] = []
         pos: list[int] = []
@@ -310,7 +310,7 @@ class EventIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` triple rows for a text query: ``(scores, rows)`` (1-D each)."""
         if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-empty string, got {query!r}")
+            raise ConfigError(f"query must be a non-empty string, got {query!r}")
         qv = self.encoder.encode([query])
         scores, rows = self.vectors.search(qv, k, subset=subset)
         keep = rows[0] >= 0
@@ -398,7 +398,7 @@ def build_event_index(
         Show progress bars.
     """
     if len(store) == 0:
-        raise ValueError("cannot index an empty event store")
+        raise ConfigError("cannot index an empty event store")
     check_output_dir(out_dir)  # refuse a foreign directory before the slow part
     timings: dict[str, float] = {}
     t0 = time.perf_counter()  # includes the one-time distillation of the static encoder

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chronorag.errors import IndexFormatError
+from chronorag.errors import ConfigError, IndexFormatError
 
 if TYPE_CHECKING:
     import mmap
@@ -290,7 +290,7 @@ class IndexFiles:
             shape, fortran, dtype, offset = _npy_header(bytes(memoryview(data)[: 1 << 20]))
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
             if offset + count * dtype.itemsize != len(data):
-                raise ValueError(f"{len(data) - offset} data bytes for an array of shape {shape} "
+                raise ConfigError(f"{len(data) - offset} data bytes for an array of shape {shape} "
                                  f"({count * dtype.itemsize} bytes): truncated or padded")
             arr = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
             arr = arr.reshape(shape, order="F" if fortran else "C")
@@ -338,7 +338,7 @@ class IndexFiles:
             shape, fortran, dtype, offset = _npy_header(bytes(mm[: 1 << 16]))
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
             if offset + count * dtype.itemsize != len(mm):
-                raise ValueError(f"{len(mm) - offset} data bytes for an array of shape {shape}: truncated or padded")
+                raise ConfigError(f"{len(mm) - offset} data bytes for an array of shape {shape}: truncated or padded")
             arr = np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(
                 shape, order="F" if fortran else "C")
         if ndim is not None and arr.ndim != ndim:
@@ -368,13 +368,13 @@ class IndexFiles:
             try:
                 with np.load(io.BytesIO(data), allow_pickle=False) as z:
                     if not hasattr(z, "files"):
-                        raise ValueError("a single array, expected an .npz archive")
+                        raise ConfigError("a single array, expected an .npz archive")
                     missing = [k for k in (keys or ()) if k not in z.files]
                     if missing:
-                        raise ValueError(f"no array {missing[0]!r} in the archive")
+                        raise ConfigError(f"no array {missing[0]!r} in the archive")
                     return {k: z[k] for k in (z.files if keys is None else keys)}
             except (zipfile.BadZipFile, OSError) as exc:
-                raise ValueError(f"not an .npz archive ({exc})") from None
+                raise ConfigError(f"not an .npz archive ({exc})") from None
 
     def sparse_npz(self, name: str) -> Any:
         """A SciPy sparse matrix saved with ``scipy.sparse.save_npz`` (as CSR)."""
@@ -391,7 +391,7 @@ class IndexFiles:
             elif fmt == "coo":
                 m = sp.coo_matrix((arrays["data"], (arrays["row"], arrays["col"])), shape=shape)
             else:
-                raise ValueError(f"sparse format {fmt!r}")
+                raise ConfigError(f"sparse format {fmt!r}")
             m.check_format() if hasattr(m, "check_format") else None
             return m.tocsr()
 
@@ -405,7 +405,7 @@ class IndexFiles:
         faiss = _faiss()
         with self.parsing(name):
             if not data:
-                raise ValueError("empty file")
+                raise ConfigError("empty file")
             return faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
 
 
@@ -421,5 +421,5 @@ def _npy_header(head_bytes: bytes) -> tuple[Any, bool, Any, int]:
     else:
         shape, fortran, dtype = npf.read_array_header_2_0(head)
     if dtype.hasobject:
-        raise ValueError("an object array (pickled Python objects); chronorag never unpickles")
+        raise ConfigError("an object array (pickled Python objects); chronorag never unpickles")
     return shape, fortran, dtype, head.tell()

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import ChronoRAGError, DataFormatError
+from chronorag.errors import ChronoRAGError, ConfigError, DataFormatError, MissingFileError
 from chronorag.graphs.store import EventStoreBuilder, LoadReport, TemporalEventStore
 
 __all__ = ["FORMATS", "detect_format", "read_events"]
@@ -194,12 +194,12 @@ def read_events(
         With ``load_report`` set to a :class:`~chronorag.graphs.store.LoadReport`.
     """
     if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        raise ConfigError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory; pass the events file itself", str(p))
     if not p.is_file():
-        raise FileNotFoundError(f"no such event file: {p}")
+        raise MissingFileError(f"no such event file: {p}")
     fmt = detect_format(p) if fmt is None else fmt
     if fmt not in FORMATS:
         raise DataFormatError(f"unknown format {fmt!r}; expected one of {FORMATS}")

@@ -23,6 +23,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from chronorag.errors import ArgumentTypeError, ConfigError
+
 __all__ = ["EntityLink", "EntityLinker", "link_key"]
 
 _PUNCT = re.compile(r"[^a-z0-9]+")
@@ -31,7 +33,7 @@ _PUNCT = re.compile(r"[^a-z0-9]+")
 def link_key(text: str) -> str:
     """The matching key of a name or phrase: accents stripped, lower case, words only."""
     if not isinstance(text, str):
-        raise TypeError(f"expected a string, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected a string, got {type(text).__name__}")
     if text.isascii():  # most names: nothing to decompose
         s = text.lower().replace("'s ", " ")
     else:
@@ -93,11 +95,11 @@ class EntityLinker:
     def __init__(self, names: Sequence[str], *, threshold: float = 88.0, margin: float = 4.0,
                  close: float = 8.0) -> None:
         if len(names) == 0:
-            raise ValueError("cannot link to an empty vocabulary")
+            raise ConfigError("cannot link to an empty vocabulary")
         if not 0 < threshold <= 100:
-            raise ValueError(f"threshold must be in (0, 100], got {threshold}")
+            raise ConfigError(f"threshold must be in (0, 100], got {threshold}")
         if margin < 0 or close < 0:
-            raise ValueError(f"margin and close must be >= 0, got {margin}, {close}")
+            raise ConfigError(f"margin and close must be >= 0, got {margin}, {close}")
         self.names = list(names)
         self.threshold, self.margin, self.close = float(threshold), float(margin), float(close)
         self._keys = [link_key(n) for n in self.names]
@@ -115,7 +117,7 @@ class EntityLinker:
         from rapidfuzz import fuzz, process
 
         if not isinstance(phrase, str) or not phrase.strip():
-            raise ValueError(f"cannot link an empty phrase: {phrase!r}")
+            raise ConfigError(f"cannot link an empty phrase: {phrase!r}")
         thr = self.threshold if threshold is None else float(threshold)
         key = link_key(phrase)
         hits = self._exact.get(key, [])

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import missing_extra
+from chronorag.errors import ConfigError, MissingFileError, missing_extra
 from chronorag.graphs.encoders import _check_texts
 
 __all__ = ["GRAPH_VERSION", "RUNTIMES", "OnnxMiniLMEncoder", "build_bert_onnx", "default_onnx_dir"]
@@ -88,9 +88,9 @@ def build_bert_onnx(model_dir: str | os.PathLike[str], out_file: str | os.PathLi
     model_dir = Path(model_dir)
     cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     if cfg.get("model_type") != "bert":
-        raise ValueError(f"{model_dir}: model_type {cfg.get('model_type')!r}, expected 'bert'")
+        raise ConfigError(f"{model_dir}: model_type {cfg.get('model_type')!r}, expected 'bert'")
     if cfg.get("hidden_act", "gelu") != "gelu" or cfg.get("position_embedding_type", "absolute") != "absolute":
-        raise ValueError(f"{model_dir}: only exact-GELU BERT with absolute positions is supported")
+        raise ConfigError(f"{model_dir}: only exact-GELU BERT with absolute positions is supported")
     w = load_file(str(model_dir / "model.safetensors"))
     w = {k.removeprefix("bert."): v for k, v in w.items()}
     hidden, heads, n_layers = int(cfg["hidden_size"]), int(cfg["num_attention_heads"]), int(cfg["num_hidden_layers"])
@@ -227,7 +227,7 @@ def _pick_runtime(runtime: str | None) -> str:
     """``runtime``, else ``$CHRONORAG_ONNX_RUNTIME``, else ``"auto"`` (validated)."""
     want = runtime or os.environ.get("CHRONORAG_ONNX_RUNTIME") or "auto"
     if want not in RUNTIMES:
-        raise ValueError(f"unknown ONNX runtime {want!r}; expected one of {RUNTIMES}")
+        raise ConfigError(f"unknown ONNX runtime {want!r}; expected one of {RUNTIMES}")
     if want == "auto":
         import importlib.util
 
@@ -267,7 +267,7 @@ class _OpenVinoRunner:
             raise missing_extra("openvino", "openvino") from exc
         prec = precision or ("bf16" if _cpu_has_bf16() else "f32")
         if prec not in ("bf16", "f32"):
-            raise ValueError(f"precision must be 'bf16' or 'f32', got {prec!r}")
+            raise ConfigError(f"precision must be 'bf16' or 'f32', got {prec!r}")
         core = ov.Core()
         # one inference stream per thread, fed by an asynchronous queue (:meth:`many`): the
         # short batches of one sentence each do not keep two threads busy inside one stream
@@ -348,7 +348,7 @@ class OnnxMiniLMEncoder:
         max_tokens: int = 8192, max_batch: int = 256, bulk_min: int = 512,
     ) -> None:
         if max_tokens < 1 or max_batch < 1:
-            raise ValueError(f"max_tokens and max_batch must be >= 1, got {max_tokens}, {max_batch}")
+            raise ConfigError(f"max_tokens and max_batch must be >= 1, got {max_tokens}, {max_batch}")
         rt = _pick_runtime(runtime)
         try:
             from tokenizers import Tokenizer
@@ -361,7 +361,7 @@ class OnnxMiniLMEncoder:
         else:
             path = Path(model_path)
         if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
-            raise FileNotFoundError(f"no local BERT model (model.safetensors, tokenizer.json) at {path}")
+            raise MissingFileError(f"no local BERT model (model.safetensors, tokenizer.json) at {path}")
         d = Path(onnx_dir) if onnx_dir is not None else default_onnx_dir()
         onnx_file = d / f"{path.parent.name if path.name == 'model' else path.name}-{_source_tag(path)}.onnx"
         if not onnx_file.is_file():

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import OutputExistsError
+from chronorag.errors import ConfigError, MissingFileError, OutputExistsError
 from chronorag.graphs.persist import ADMIN_DIR, is_index_dir
 
 __all__ = [
@@ -108,13 +108,13 @@ def check_output_path(out: str | os.PathLike[str], *, inputs: Iterable[str | os.
     """
     p = Path(out)
     if not str(out).strip():
-        raise ValueError(f"{option} is empty; give a file path")
+        raise ConfigError(f"{option} is empty; give a file path")
     if p.is_dir():
-        raise ValueError(f"{option} {p} is a directory; give a file path such as {p / 'run.jsonl'}")
+        raise ConfigError(f"{option} {p} is a directory; give a file path such as {p / 'run.jsonl'}")
     if not p.parent.is_dir():
-        raise FileNotFoundError(f"the directory of {option} {p} does not exist; create {p.parent} first")
+        raise MissingFileError(f"the directory of {option} {p} does not exist; create {p.parent} first")
     if not os.access(p.parent, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write to the directory of {option} {p} (permission denied); choose another path")
+        raise ConfigError(f"cannot write to the directory of {option} {p} (permission denied); choose another path")
     real = Path(os.path.realpath(p))
     real_parent = Path(os.path.realpath(p.parent))
     for src in inputs:
@@ -122,17 +122,17 @@ def check_output_path(out: str | os.PathLike[str], *, inputs: Iterable[str | os.
             continue
         s = Path(src)
         if _same_file(p, s) or real == Path(os.path.realpath(s)):
-            raise ValueError(f"{option} {p} is the input file {s}; writing there would destroy it. "
+            raise ConfigError(f"{option} {p} is the input file {s}; writing there would destroy it. "
                              "Choose another output path")
         rs = Path(os.path.realpath(s))
         if s.is_dir() and (real_parent == rs or rs in real_parent.parents):
-            raise ValueError(f"{option} {p} is inside the index directory {s} (an input of this command); "
+            raise ConfigError(f"{option} {p} is inside the index directory {s} (an input of this command); "
                              "write results elsewhere")
     for where in (real_parent / p.name, real):
         idx = _inside_index(where.parent)
         if idx is not None:
             via = " (through a symbolic link)" if where == real and real != real_parent / p.name else ""
-            raise ValueError(f"{option} {p} is inside the chronorag index {idx}{via}; chronorag never "
+            raise ConfigError(f"{option} {p} is inside the chronorag index {idx}{via}; chronorag never "
                              "writes other files into an index. Write it elsewhere")
     return p
 
@@ -185,7 +185,7 @@ class OutputFile:
 
     def _io(self, fn: Any, *args: Any) -> Any:
         if self._fh is None:
-            raise ValueError(f"{self.path}: output already closed")
+            raise ConfigError(f"{self.path}: output already closed")
         try:
             return fn(*args)
         except OSError as exc:
@@ -212,7 +212,7 @@ class OutputFile:
     def commit(self) -> Path:
         """fsync, then atomically replace the destination with the partial file."""
         if self._fh is None:
-            raise ValueError(f"{self.path}: output already closed")
+            raise ConfigError(f"{self.path}: output already closed")
         fh = self._fh
         try:
             fh.flush()

@@ -82,6 +82,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from chronorag.errors import MissingFileError
+
 __all__ = [
     "ADMIN_DIR",
     "atomic_dir",
@@ -727,7 +729,7 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     if p.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory, expected a JSONL file", str(p))
     if not p.is_file():
-        raise FileNotFoundError(f"no such file: {p}")
+        raise MissingFileError(f"no such file: {p}")
     opener: Any = gzip.open if p.name.endswith(".gz") else open
     lineno = 0
     try:

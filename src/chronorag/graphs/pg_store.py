@@ -55,7 +55,15 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from chronorag.errors import IndexBusyError, IndexFormatError, StoreConnectionError, missing_extra
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    IndexBusyError,
+    IndexFormatError,
+    OutOfRangeError,
+    StoreConnectionError,
+    missing_extra,
+)
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.store import Event, TemporalEventStore, _Vocab
 from chronorag.graphs.time import (
@@ -510,7 +518,7 @@ class PgEventStore(TemporalEventStore):
         r = self._cache.get(i)
         if r is None:
             if not 0 <= i < len(self):
-                raise IndexError(f"event id {i} out of range 0..{len(self) - 1}")
+                raise OutOfRangeError(f"event id {i} out of range 0..{len(self) - 1}")
             self._fetch(np.array([i]))
             r = self._cache[i]
         return r
@@ -552,7 +560,7 @@ class PgEventStore(TemporalEventStore):
     def event(self, i: int) -> Event:
         """The event with id ``i``."""
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise TypeError(f"event id must be an int, got {type(i).__name__}")
+            raise ArgumentTypeError(f"event id must be an int, got {type(i).__name__}")
         r = self._row(int(i))
         return Event(id=int(i), subject=self._ent.names[r[0]], relation=self._rel.names[r[1]],
                      object=self._ent.names[r[2]], start=self.start_text(int(i)), end=self.end_text(int(i)),
@@ -584,7 +592,7 @@ class PgEventStore(TemporalEventStore):
         ``(object, relation, t_lo)`` btree: the events themselves never leave the server.
         """
         if subject is None and object is None:
-            raise ValueError("relations_of needs subject, object or both")
+            raise ConfigError("relations_of needs subject, object or both")
         conds, params = [], []
         for col, name in (("subject", subject), ("object", object)):
             if name is not None:
@@ -699,11 +707,11 @@ class PgVectorIndex:
         self._store, self._table = store, table
         mode = search or os.environ.get("CHRONORAG_PG_SEARCH") or "auto"
         if mode not in ("auto", "hnsw", "exact"):
-            raise ValueError(f"search must be 'auto', 'hnsw' or 'exact', got {mode!r} "
+            raise ConfigError(f"search must be 'auto', 'hnsw' or 'exact', got {mode!r} "
                              "(argument or CHRONORAG_PG_SEARCH)")
         for name, val in (("ef_search", ef_search), ("exact_max_rows", exact_max_rows)):
             if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"{name} must be a positive integer, got {val!r}")
+                raise ConfigError(f"{name} must be a positive integer, got {val!r}")
         self._dim = int(store.meta["dim"])
         self._n = int(store.meta["n_triples"])
         self.search_mode = mode if mode != "auto" else ("exact" if self._n <= exact_max_rows else "hnsw")
@@ -733,7 +741,7 @@ class PgVectorIndex:
         from psycopg import sql
 
         if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise ConfigError(f"k must be a positive integer, got {k!r}")
         q = np.asarray(queries, dtype=np.float32)
         q = q[None, :] if q.ndim == 1 else q
         if q.ndim != 2 or q.shape[1] != self.dim:
@@ -882,7 +890,7 @@ class PgEventIndex(EventIndex):
     def name_vectors(self, kind: str) -> np.ndarray:
         """Entity or relation vectors, read from PostgreSQL once."""
         if kind not in ("entity", "relation"):
-            raise ValueError(f"kind must be 'entity' or 'relation', got {kind!r}")
+            raise ConfigError(f"kind must be 'entity' or 'relation', got {kind!r}")
         if kind not in self._name_vectors:
             self._name_vectors[kind] = pg_name_vectors(self.store, kind)
         return self._name_vectors[kind]
@@ -1000,7 +1008,7 @@ def build_pg_index(
     from chronorag.graphs.persist import check_output_dir, write_index, write_json
 
     if len(store) == 0:
-        raise ValueError("cannot index an empty event store")
+        raise ConfigError("cannot index an empty event store")
     check_output_dir(out_dir)
     conn = connect(url)  # fail on a bad URL before the slow part
     timings: dict[str, float] = {}

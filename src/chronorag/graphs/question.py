@@ -28,7 +28,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass, field
 
-from chronorag.errors import TimeParseError
+from chronorag.errors import ConfigError, TimeParseError
 from chronorag.graphs.time import Granularity, TimePoint, parse_time, parse_time_mention
 
 __all__ = ["TemporalQuestion", "TimeMention", "parse_question", "find_time_mentions", "QTYPES", "OPERATORS"]
@@ -890,7 +890,7 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
         For an empty or non-string question, or a reference that is not a date.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"question must be a non-empty string, got {text!r}")
+        raise ConfigError(f"question must be a non-empty string, got {text!r}")
     ref: _dt.date | None = None
     if reference is not None:
         if isinstance(reference, _dt.date):
@@ -899,7 +899,7 @@ def parse_question(text: str, *, reference: str | _dt.date | None = None,
             try:
                 ref = _dt.date.fromordinal(parse_time(str(reference)).lo // 1440 + 1)
             except TimeParseError as exc:
-                raise ValueError(f"reference date {reference!r} is not a date (YYYY-MM-DD): {exc}") from None
+                raise ConfigError(f"reference date {reference!r} is not a date (YYYY-MM-DD): {exc}") from None
     elif span is not None:
         ref = _dt.date.fromordinal(max(span[0], span[1] - 1) // 1440 + 1)
     q = TemporalQuestion(text=text)

@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import DataFormatError, IndexFormatError, UnknownNameError
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    DataFormatError,
+    IndexFormatError,
+    OutOfRangeError,
+    UnknownNameError,
+)
 from chronorag.graphs.persist import write_index, write_json
 from chronorag.graphs.time import (
     POS_INF,
@@ -398,7 +405,7 @@ class TemporalEventStore:
         arr = np.asarray(ids, dtype=np.int64).reshape(-1)
         if arr.size and (arr.min() < 0 or arr.max() >= len(self)):
             bad = arr[(arr < 0) | (arr >= len(self))][0]
-            raise IndexError(f"event id {int(bad)} out of range 0..{len(self) - 1}")
+            raise OutOfRangeError(f"event id {int(bad)} out of range 0..{len(self) - 1}")
         return arr
 
     # ------------------------------------------------------------------ events
@@ -427,9 +434,9 @@ class TemporalEventStore:
             When ``i`` is not an event id.
         """
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise TypeError(f"event id must be an int, got {type(i).__name__}")
+            raise ArgumentTypeError(f"event id must be an int, got {type(i).__name__}")
         if not 0 <= int(i) < len(self):
-            raise IndexError(f"event id {i} out of range 0..{len(self) - 1}")
+            raise OutOfRangeError(f"event id {i} out of range 0..{len(self) - 1}")
         i = int(i)
         attrs = None
         raw = self._attrs[i] if self._attrs is not None else None
@@ -512,7 +519,7 @@ class TemporalEventStore:
             When neither ``subject`` nor ``object`` is given.
         """
         if subject is None and object is None:
-            raise ValueError("relations_of needs subject, object or both")
+            raise ConfigError("relations_of needs subject, object or both")
         return np.unique(np.asarray(self.relation[self.find(subject=subject, object=object)], dtype=np.int64))
 
     def time_range(self, begin_time: str | TimePoint, end_time: str | TimePoint) -> np.ndarray:
@@ -585,7 +592,7 @@ class TemporalEventStore:
         names are mapped into the extended vocabularies. Used for incremental updates.
         """
         if not isinstance(other, TemporalEventStore):
-            raise TypeError(f"can only concat a TemporalEventStore, got {type(other).__name__}")
+            raise ArgumentTypeError(f"can only concat a TemporalEventStore, got {type(other).__name__}")
         ent, rel = _Vocab(self.entities), _Vocab(self.relations)
         emap = np.array([ent.add(n) for n in other.entities], dtype=np.int32)
         rmap = np.array([rel.add(n) for n in other.relations], dtype=np.int32)

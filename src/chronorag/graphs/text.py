@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError
+
 __all__ = ["count_tokens", "cut_to_tokens", "no_answer_reply", "parse_ranked_answers", "stem_word",
            "strip_reasoning", "tokenizer_name"]
 
@@ -135,7 +137,7 @@ def stem_word(tok: str) -> str:
         Its stem.
     """
     if not isinstance(tok, str):
-        raise TypeError(f"stem_word expects a string, got {type(tok).__name__}")
+        raise ArgumentTypeError(f"stem_word expects a string, got {type(tok).__name__}")
     if len(tok) >= 4 and tok.endswith("ed"):
         tok = tok[:-1]
     return str(_porter().stemWord(tok))
@@ -162,7 +164,7 @@ def strip_reasoning(text: str) -> str:
     """
     global _THINK_RE
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+        raise ArgumentTypeError(f"text must be a str, got {type(text).__name__}")
     if _THINK_RE is None:
         _THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|\Z)", re.S | re.I)
     out = _THINK_RE.sub("", text)
@@ -189,9 +191,9 @@ def parse_ranked_answers(text: str, *, limit: int = 10) -> list[str]:
         Most answers returned.
     """
     if not isinstance(text, str):
-        raise TypeError(f"expected text, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected text, got {type(text).__name__}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be an integer >= 1, got {limit!r}")
+        raise ConfigError(f"limit must be an integer >= 1, got {limit!r}")
     text = strip_reasoning(text)
     m = list(_ANSWERS_LINE.finditer(text))
     if m:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chronorag.errors import IntervalOrderError, TimeParseError
+from chronorag.errors import ArgumentTypeError, ConfigError, IntervalOrderError, TimeParseError
 
 __all__ = [
     "ALLEN_RELATIONS",
@@ -204,13 +204,13 @@ def parse_time(value: str | TimePoint | _dt.date) -> TimePoint:
             return TimePoint(lo, lo + _MIN_PER_DAY, Granularity.DAY)
         hour = int(m["h"])
         if hour > 23:
-            raise ValueError(f"hour {hour} out of range")
+            raise ConfigError(f"hour {hour} out of range")
         lo += hour * 60
         if m["mi"] is None:
             return TimePoint(lo, lo + 60, Granularity.HOUR)
         minute = int(m["mi"])
         if minute > 59 or (m["s"] is not None and int(m["s"]) > 59):
-            raise ValueError("minute or second out of range")
+            raise ConfigError("minute or second out of range")
         lo += minute
         return TimePoint(lo, lo + 1, Granularity.MINUTE)
     except ValueError as exc:  # month 13, Feb 30, hour 25 ...
@@ -290,7 +290,7 @@ class TimeInterval:
 
     def __post_init__(self) -> None:
         if not isinstance(self.start, TimePoint) or not isinstance(self.end, TimePoint):
-            raise TypeError("TimeInterval needs TimePoint bounds; use TimeInterval.parse(...)")
+            raise ArgumentTypeError("TimeInterval needs TimePoint bounds; use TimeInterval.parse(...)")
         if self.start.lo >= self.end.hi and not (self.start.is_inf and self.start == self.end):
             raise IntervalOrderError(
                 f"interval begins after it ends: begin={self.start}, end={self.end}"
@@ -350,7 +350,7 @@ def allen_relation(a: TimeInterval | TimePoint, b: TimeInterval | TimePoint) -> 
     """
     for side, x in (("a", a), ("b", b)):
         if not isinstance(x, (TimeInterval, TimePoint)):
-            raise TypeError(f"{side} must be a TimeInterval or TimePoint, got {type(x).__name__}")
+            raise ArgumentTypeError(f"{side} must be a TimeInterval or TimePoint, got {type(x).__name__}")
         if x.lo <= NEG_INF or x.hi >= POS_INF or x.hi <= x.lo:
             raise TimeParseError(f"Allen relations need a finite, non-empty interval; {side}={x}")
     a0, a1, b0, b1 = a.lo, a.hi, b.lo, b.hi

@@ -18,7 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import IndexFormatError, missing_extra
+from chronorag.errors import (
+    ConfigError,
+    IndexFormatError,
+    OutOfRangeError,
+    UsageError,
+    missing_extra,
+)
 from chronorag.graphs.persist import write_json
 
 __all__ = ["INDEX_KINDS", "VectorIndex", "faiss_available", "gpu_available"]
@@ -95,18 +101,18 @@ class VectorIndex:
         gpu: bool | None = None,
     ) -> None:
         if kind not in INDEX_KINDS:
-            raise ValueError(f"unknown index kind {kind!r}; expected one of {INDEX_KINDS}")
+            raise ConfigError(f"unknown index kind {kind!r}; expected one of {INDEX_KINDS}")
         x = np.asarray(vectors)
         if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
-            raise ValueError(f"vectors must be a non-empty 2-D array, got shape {x.shape}")
+            raise ConfigError(f"vectors must be a non-empty 2-D array, got shape {x.shape}")
         if not np.isfinite(x).all():
-            raise ValueError("vectors contain NaN or infinite values")
+            raise ConfigError("vectors contain NaN or infinite values")
         self.vectors = np.ascontiguousarray(x, dtype=np.float32)
         self.kind = kind
         self.params = {"hnsw_m": hnsw_m, "ef_construction": ef_construction, "ef_search": ef_search}
         self._gpu = gpu_available() if gpu is None else bool(gpu)
         if self._gpu and not gpu_available():
-            raise RuntimeError("gpu=True but faiss sees no GPU (is faiss-gpu installed?)")
+            raise UsageError("gpu=True but faiss sees no GPU (is faiss-gpu installed?)")
         self._index = self._build()
 
     @property
@@ -142,7 +148,7 @@ class VectorIndex:
         if q.ndim == 1:
             q = q[None, :]
         if q.ndim != 2:
-            raise ValueError(f"queries must have shape (n, {self.dim}), got {np.shape(queries)}")
+            raise ConfigError(f"queries must have shape (n, {self.dim}), got {np.shape(queries)}")
         if q.shape[1] != self.dim:
             raise IndexFormatError(
                 f"queries must have shape (n, {self.dim}), got {np.shape(queries)}: the query "
@@ -171,7 +177,7 @@ class VectorIndex:
             and score ``-inf``.
         """
         if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise ConfigError(f"k must be a positive integer, got {k!r}")
         q = self._check_queries(queries)
         if subset is None:
             # a few candidates beyond k so that vectors tied at the k-th score (identical texts
@@ -182,7 +188,7 @@ class VectorIndex:
             return _by_score_then_id(scores.astype(np.float32), ids.astype(np.int64), int(k))
         sub = np.unique(np.asarray(subset, dtype=np.int64))
         if sub.size and (sub[0] < 0 or sub[-1] >= len(self)):
-            raise IndexError(f"subset ids must be in 0..{len(self) - 1}")
+            raise OutOfRangeError(f"subset ids must be in 0..{len(self) - 1}")
         if sub.size == 0:
             return (np.full((len(q), k), -np.inf, np.float32), np.full((len(q), k), -1, np.int64))
         if self.on_gpu or self.kind == "hnsw" or sub.size <= 4096:
@@ -237,7 +243,7 @@ class VectorIndex:
         with files.parsing("vector_index.json"):
             obj.kind = str(meta["kind"])
             if obj.kind not in INDEX_KINDS:
-                raise ValueError(f"unknown index kind {obj.kind!r}")
+                raise ConfigError(f"unknown index kind {obj.kind!r}")
             obj.params = {k: int(meta[k]) for k in ("hnsw_m", "ef_construction", "ef_search")}
         obj._gpu = gpu_available() if gpu is None else bool(gpu)
         if mmap and obj.kind == "flat" and not obj._gpu and files.has("flat.faiss"):

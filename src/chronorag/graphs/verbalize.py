@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from chronorag.errors import ConfigError
+
 __all__ = ["past_tense", "verbalize_event"]
 
 _IRREGULAR = {
@@ -49,7 +51,7 @@ def past_tense(verb: str) -> str:
         A single lower- or mixed-case word.
     """
     if not isinstance(verb, str) or not _WORD.match(verb):
-        raise ValueError(f"past_tense needs a single alphabetic word, got {verb!r}")
+        raise ConfigError(f"past_tense needs a single alphabetic word, got {verb!r}")
     v = verb.lower()
     if v in _IRREGULAR:
         return _IRREGULAR[v]
@@ -98,7 +100,7 @@ def verbalize_event(
     """
     for name, value in (("subject", subject), ("relation", relation), ("object", object)):
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"verbalize_event needs a non-empty {name}, got {value!r}")
+            raise ConfigError(f"verbalize_event needs a non-empty {name}, got {value!r}")
     core = f"{subject} {_relation_phrase(relation)} {object}."
     if time is None:
         return core

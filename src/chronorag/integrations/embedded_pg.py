@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import missing_extra
+from chronorag.errors import UsageError, missing_extra
 
 __all__ = ["EmbeddedPostgres"]
 
@@ -63,7 +63,7 @@ class EmbeddedPostgres:
     def url(self) -> str:
         """Connection URL of the running server (Unix socket, user ``postgres``, no password)."""
         if self._server is None:
-            raise RuntimeError("the embedded server is not running; call start() first")
+            raise UsageError("the embedded server is not running; call start() first")
         return str(self._server.get_uri())
 
     def start(self) -> EmbeddedPostgres:

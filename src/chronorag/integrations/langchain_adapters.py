@@ -20,6 +20,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever as LCBaseRetriever
 from pydantic import ConfigDict, Field
 
+from chronorag.errors import ArgumentTypeError
+
 __all__ = ["LangChainRetriever", "as_langchain_retriever", "nodes_to_documents"]
 
 
@@ -58,13 +60,13 @@ class LangChainRetriever(LCBaseRetriever):
 
     def model_post_init(self, __context: Any) -> None:
         if not callable(getattr(self.retriever, "retrieve", None)):
-            raise TypeError(f"retriever must be a LlamaIndex retriever, got {type(self.retriever).__name__}")
+            raise ArgumentTypeError(f"retriever must be a LlamaIndex retriever, got {type(self.retriever).__name__}")
 
     def _kwargs(self) -> dict[str, Any]:
         if self.time_filter is not None:
             # the protocol: a retriever whose retrieve() takes time_filter= (every chronorag retriever)
             if "time_filter" not in inspect.signature(self.retriever.retrieve).parameters:
-                raise TypeError(f"time_filter needs a retriever whose retrieve() takes time_filter= "
+                raise ArgumentTypeError(f"time_filter needs a retriever whose retrieve() takes time_filter= "
                                 f"(a chronorag retriever), got {type(self.retriever).__name__}")
             return {"time_filter": self.time_filter}
         return {}

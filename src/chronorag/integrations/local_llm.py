@@ -53,7 +53,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import LLMError, MissingExtraError, UnknownNameError
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    LLMError,
+    MissingExtraError,
+    MissingFileError,
+    UnknownNameError,
+)
 
 __all__ = ["MODELS", "LocalLLMServer", "fallback_chat_format", "local_llm_available", "main", "model_path"]
 
@@ -183,11 +190,11 @@ class LocalLLMServer:
         if model not in MODELS:
             raise UnknownNameError(f"unknown local model {model!r}; choose one of {sorted(MODELS)}")
         if port is not None and not (isinstance(port, int) and 0 < port < 65536):
-            raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
+            raise ConfigError(f"port must be an integer in 1..65535, got {port!r}")
         if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+            raise ConfigError(f"threads must be an integer >= 1, got {threads!r}")
         if not isinstance(n_ctx, int) or n_ctx < 256:
-            raise ValueError(f"n_ctx must be an integer >= 256, got {n_ctx!r}")
+            raise ConfigError(f"n_ctx must be an integer >= 256, got {n_ctx!r}")
         self.model = model
         self.port = port
         self.api_key = api_key or f"local-{secrets.token_hex(8)}"
@@ -383,7 +390,7 @@ def fallback_chat_format(metadata: dict[str, str]) -> str:
         The GGUF metadata (``Llama.metadata``).
     """
     if not isinstance(metadata, dict):
-        raise TypeError(f"metadata must be the GGUF metadata dict, got {type(metadata).__name__}")
+        raise ArgumentTypeError(f"metadata must be the GGUF metadata dict, got {type(metadata).__name__}")
     arch = str(metadata.get("general.architecture", "")).lower()
     return "gemma" if arch.startswith("gemma") else "chatml"
 
@@ -564,17 +571,17 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     try:
         if a.model_path is None and a.model is None:
-            raise ValueError("pass --model smollm2|gemma3-270m or --model-path FILE")
+            raise ConfigError("pass --model smollm2|gemma3-270m or --model-path FILE")
         if not 0 < a.port < 65536:
-            raise ValueError(f"--port must be in 1..65535, got {a.port}")
+            raise ConfigError(f"--port must be in 1..65535, got {a.port}")
         if a.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {a.threads}")
+            raise ConfigError(f"--threads must be >= 1, got {a.threads}")
         why = local_llm_available(a.model or "smollm2") if a.model else None
         if why is not None:
             raise MissingExtraError(why)
         path = a.model_path or str(model_path(a.model))
         if not Path(path).is_file():
-            raise FileNotFoundError(f"no such GGUF file: {path}")
+            raise MissingFileError(f"no such GGUF file: {path}")
         if not _port_free(a.port):
             raise LLMError(f"port {a.port} on 127.0.0.1 is already in use; pass another --port")
         print(f"serving {a.alias or a.model or Path(path).stem} from {path} on http://127.0.0.1:{a.port}/v1 "

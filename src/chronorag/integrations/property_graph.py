@@ -46,7 +46,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from chronorag.errors import DataFormatError
+from chronorag.errors import ArgumentTypeError, ConfigError, DataFormatError
 from chronorag.graphs.store import EventStoreBuilder, TemporalEventStore
 
 __all__ = [
@@ -171,12 +171,12 @@ def export_to_property_graph(
     from llama_index.core.graph_stores.types import EntityNode, Relation
 
     if not isinstance(store, TemporalEventStore):
-        raise TypeError(f"store must be a TemporalEventStore, got {type(store).__name__}")
+        raise ArgumentTypeError(f"store must be a TemporalEventStore, got {type(store).__name__}")
     for meth in ("upsert_nodes", "upsert_relations"):
         if not callable(getattr(pg_store, meth, None)):
-            raise TypeError(f"pg_store must be a PropertyGraphStore (no {meth}): {type(pg_store).__name__}")
+            raise ArgumentTypeError(f"pg_store must be a PropertyGraphStore (no {meth}): {type(pg_store).__name__}")
     if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
     node_ids = _node_ids(store)
     bar: Any = None
     if progress:
@@ -279,13 +279,13 @@ def store_from_property_graph(pg_store: Any) -> TemporalEventStore:
             rows.append(_row(a, lab, b, payload, len(rows)))
     else:
         if not callable(getattr(pg_store, "get_triplets", None)):
-            raise TypeError(f"pg_store must be a PropertyGraphStore (no get_triplets): {type(pg_store).__name__}")
+            raise ArgumentTypeError(f"pg_store must be a PropertyGraphStore (no get_triplets): {type(pg_store).__name__}")
         try:
             triplets = pg_store.get_triplets(properties={})
             if not triplets and hasattr(pg_store, "graph"):
                 triplets = pg_store.graph.get_triplets()
         except TypeError as exc:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{type(pg_store).__name__}.get_triplets cannot list all relations; supported stores: "
                 f"SimplePropertyGraphStore, {', '.join(_CYPHER_STORES)}") from exc
         for src, rel, dst in triplets:

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError, UsageError
+
 __all__ = ["Reply", "ScriptedOpenAIServer"]
 
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
@@ -75,9 +77,9 @@ class ScriptedOpenAIServer:
         self._replies = list(replies)
         for i, r in enumerate(self._replies):
             if not (isinstance(r, (str, dict)) or callable(r)):
-                raise TypeError(f"reply #{i} must be str, dict or callable, got {type(r).__name__}")
+                raise ArgumentTypeError(f"reply #{i} must be str, dict or callable, got {type(r).__name__}")
         if embedding_dim < 1:
-            raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
+            raise ConfigError(f"embedding_dim must be >= 1, got {embedding_dim}")
         self.model = model
         self.embedding_dim = embedding_dim
         self.requests: list[dict[str, Any]] = []
@@ -95,7 +97,7 @@ class ScriptedOpenAIServer:
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1``."""
         if self._httpd is None:
-            raise RuntimeError("server not started; use `with ScriptedOpenAIServer(...) as srv:`")
+            raise UsageError("server not started; use `with ScriptedOpenAIServer(...) as srv:`")
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> ScriptedOpenAIServer:
@@ -169,7 +171,7 @@ class ScriptedOpenAIServer:
         if isinstance(r, str):
             return {"content": r}
         if not isinstance(r, dict):
-            raise TypeError(f"scripted reply must be str or dict, got {type(r).__name__}")
+            raise ArgumentTypeError(f"scripted reply must be str or dict, got {type(r).__name__}")
         return r
 
     def _chat(self, h: BaseHTTPRequestHandler, req: dict[str, Any]) -> None:

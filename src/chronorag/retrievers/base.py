@@ -21,7 +21,7 @@ from typing import Any, Literal
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from chronorag.errors import ConfigError
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.graphs.time import FILTER_TYPES, parse_time
 
 __all__ = ["TemporalPGRetrieverMixin", "TemporalQueryBundle", "TemporalRetriever", "TimeFilter", "as_time_filter"]
@@ -243,7 +243,7 @@ class TemporalRetriever(BaseRetriever):
                 raise ConfigError("query must be a non-empty string")
             return TemporalQueryBundle(query_str=query, time_filter=tf) if tf is not None else QueryBundle(query)
         if not isinstance(query, QueryBundle):
-            raise TypeError(f"query must be a str or QueryBundle, got {type(query).__name__}")
+            raise ArgumentTypeError(f"query must be a str or QueryBundle, got {type(query).__name__}")
         if tf is None:
             return query
         return TemporalQueryBundle(query_str=query.query_str, custom_embedding_strs=query.custom_embedding_strs,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.errors import ConfigError
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 
@@ -106,7 +106,7 @@ class DenseEventRetriever(TemporalRetriever):
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):
-            raise TypeError(f"index must be an EventIndex, got {type_name(index)}")
+            raise ArgumentTypeError(f"index must be an EventIndex, got {type_name(index)}")
         if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
             raise ConfigError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
         if triple_top_k is not None and (not isinstance(triple_top_k, int) or triple_top_k < 1):

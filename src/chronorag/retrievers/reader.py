@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError
 from chronorag.metrics import normalize_answer
 
 __all__ = ["ReaderResult", "rank_candidates", "read_events"]
@@ -36,7 +37,7 @@ def rank_candidates(
         Also propose each event's date.
     """
     if not isinstance(question, str):
-        raise TypeError(f"question must be a str, got {type(question).__name__}")
+        raise ArgumentTypeError(f"question must be a str, got {type(question).__name__}")
     qn = f" {normalize_answer(question)} "
     seen: set[str] = set()
     out: list[str] = []

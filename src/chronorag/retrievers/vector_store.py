@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.graphs.time import NEG_INF, POS_INF, parse_time
 from chronorag.retrievers.base import TemporalRetriever, TimeFilter, as_time_filter
 
@@ -132,9 +133,9 @@ class VectorStoreTemporalRetriever(TemporalRetriever):
                  time_filter: Any = None, start_key: str = START_KEY, end_key: str = END_KEY,
                  **kwargs: Any) -> None:
         if not hasattr(vector_store, "query"):
-            raise TypeError(f"vector_store must be a LlamaIndex vector store, got {type(vector_store).__name__}")
+            raise ArgumentTypeError(f"vector_store must be a LlamaIndex vector store, got {type(vector_store).__name__}")
         if not isinstance(similarity_top_k, int) or similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
+            raise ConfigError(f"similarity_top_k must be an int >= 1, got {similarity_top_k!r}")
         self._vs = vector_store
         self._embed = embed_model
         self.similarity_top_k = similarity_top_k

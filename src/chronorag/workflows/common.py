@@ -26,7 +26,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from chronorag.errors import ConfigError
+from chronorag.errors import ArgumentTypeError, ConfigError
 
 __all__ = ["check", "describe", "graph_context", "index_dir_of", "resolve_context", "run_question"]
 
@@ -49,14 +49,14 @@ def graph_context(cls: type[T]) -> type[T]:
     ``context={...}`` dict with ``cls(**context)``, so this also holds for dicts.
     """
     if not dataclasses.is_dataclass(cls):
-        raise TypeError(f"graph_context needs a dataclass, got {cls!r}")
+        raise ArgumentTypeError(f"graph_context needs a dataclass, got {cls!r}")
     names = frozenset(f.name for f in dataclasses.fields(cls))
     init: Callable[..., None] = cls.__init__  # type: ignore[misc]
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if args:
-            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+            raise ArgumentTypeError(f"{cls.__name__} takes keyword arguments only")
         init(self, **{k: v for k, v in kwargs.items() if k in names})
         object.__setattr__(self, _GIVEN, frozenset(k for k in kwargs if k in names))
 
@@ -103,7 +103,7 @@ def resolve_context(defaults: T, context: Any) -> T:
         A field of the result has a bad value (the context class validates itself).
     """
     if not dataclasses.is_dataclass(defaults) or isinstance(defaults, type):
-        raise TypeError(f"defaults must be a context dataclass instance, got {defaults!r}")
+        raise ArgumentTypeError(f"defaults must be a context dataclass instance, got {defaults!r}")
     names = [f.name for f in dataclasses.fields(defaults)]
     changes = _given_fields(context, names)
     if not changes:

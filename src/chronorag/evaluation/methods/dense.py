@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.evaluation.runner import Method, Prediction, register_method
 from chronorag.retrievers.reader import rank_candidates
 
@@ -20,7 +21,7 @@ def _dense_factory(index_dir: str | os.PathLike[str], *, top_k: int = 10,
                    llm_url: str | None = None, naive: bool = False, reference: str | None = None,
                    **_: Any) -> Method:
     if llm_url is not None:
-        raise ValueError("method 'dense' has no LLM mode; drop --llm-url")
+        raise ConfigError("method 'dense' has no LLM mode; drop --llm-url")
     from chronorag.graphs.event_index import EventIndex
     from chronorag.workflows.temptool.reading import read_retrieved
     from chronorag.workflows.temptool.reasoner import TemporalReasoner

@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.output import OutputFile
 from chronorag.graphs.time import parse_time
 from chronorag.integrations.llm import fallbacks, query_scope, resolve_llm
@@ -158,12 +159,12 @@ def evaluate(questions: Iterable[Mapping[str, Any]], *, kg: RecordKG, method: st
 
     qs = list(questions)
     if not qs:
-        raise ValueError("no questions to evaluate")
+        raise ConfigError("no questions to evaluate")
     for i, q in enumerate(qs):
         missing = [k for k in ("id", "type", "question", "answer", "place", "event", "anchor", "duration")
                    if k not in q]
         if missing:
-            raise ValueError(f"question #{i} lacks {missing}; generate questions with `chronorag kg-irag generate`")
+            raise ConfigError(f"question #{i} lacks {missing}; generate questions with `chronorag kg-irag generate`")
     chat = resolve_llm(llm) if llm is not None else None
     g = build_graph(kg=kg, llm=chat, method=method, use_llm=chat is not None, source=kg.spec.source, **settings)
     count, unit = token_counter()

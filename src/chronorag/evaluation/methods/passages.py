@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import DataFormatError
+from chronorag.errors import ConfigError, DataFormatError
 from chronorag.graphs.persist import iter_jsonl
 
 __all__ = ["content_words", "evidence_covered", "gold_passages_2wiki", "load_passage_questions",
@@ -105,7 +105,7 @@ def load_passage_questions(path: str | os.PathLike[str], *, limit: int | None = 
         Naming ``file:line`` for a row that is not an object or has no question.
     """
     if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {limit}")
+        raise ConfigError(f"--limit must be >= 1, got {limit}")
     rows: list[dict[str, Any]] = []
     for lineno, r in iter_jsonl(questions_path := Path(path)):
         if not isinstance(r, dict) or not isinstance(r.get("question"), str) or not r["question"].strip():
@@ -141,7 +141,7 @@ def run_passage_eval(dataset: str, index_dir: str | os.PathLike[str], questions:
     from chronorag.workflows.topg.index import load_topg_index
 
     if dataset not in ("2wiki", "graphrag-bench"):
-        raise ValueError(f"unknown passage dataset {dataset!r}; expected '2wiki' or 'graphrag-bench'")
+        raise ConfigError(f"unknown passage dataset {dataset!r}; expected '2wiki' or 'graphrag-bench'")
     if out_path is not None:
         check_output_path(out_path, inputs=[questions, index_dir])
     rows = load_passage_questions(questions, limit=limit)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chronorag.errors import ConfigError
 from chronorag.evaluation.runner import Method, Prediction, register_method
 
 
@@ -49,7 +50,7 @@ def _star_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = No
     index = EventIndex.load(index_dir)
     retriever = StarRAGRetriever(index, personalization=personalization, use_rule_graph=use_rule_graph)
     if llm_url and llm is not None:
-        raise ValueError("give llm_url or llm, not both")
+        raise ConfigError("give llm_url or llm, not both")
     cfg = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     tools = TemporalKGTools(index) if cfg is None else None
     reasoner = TemporalReasoner(tools, reference=reference) if tools is not None else None

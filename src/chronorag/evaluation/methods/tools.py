@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any, Literal, cast
 
+from chronorag.errors import ConfigError
 from chronorag.evaluation.runner import Method, Prediction, register_method
 
 
@@ -33,7 +34,7 @@ def _tools_factory(index_dir: str | os.PathLike[str], *, llm_url: str | None = N
         chat = resolve_llm(LLMConfig(base_url=llm_url) if llm_url else llm, use_env=False)
     if chat is None:
         if protocol not in (None, "planner"):
-            raise ValueError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
+            raise ConfigError(f"protocol {protocol!r} needs an LLM: pass --llm-url")
         reasoner = TemporalReasoner(TemporalKGTools(EventIndex.load(index_dir)), reference=reference)
 
         def method(q: dict[str, Any]) -> Prediction:

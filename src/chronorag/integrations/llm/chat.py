@@ -10,7 +10,7 @@ import functools
 import sys
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union, overload
 
-from chronorag.errors import LLMEchoError, LLMError
+from chronorag.errors import ArgumentTypeError, ConfigError, LLMEchoError, LLMError
 from chronorag.integrations.llm.config import LLMConfig, _json_from_text, chat, clean_reply
 from chronorag.integrations.llm.ledger import (
     CallRecord,
@@ -189,7 +189,7 @@ class ChatLLM:
             Still no parseable JSON after ``retries`` retries (the caller records its fallback).
         """
         if not isinstance(schema, dict):
-            raise TypeError(f"schema must be a JSON-schema dict, got {type(schema).__name__}")
+            raise ArgumentTypeError(f"schema must be a JSON-schema dict, got {type(schema).__name__}")
         fmt = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         last = ""
         msgs = list(messages)
@@ -305,10 +305,10 @@ def _lc_role(message: Any) -> str:
 
 def _check_messages(messages: Any) -> None:
     if not isinstance(messages, list) or not messages:
-        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+        raise ConfigError("messages must be a non-empty list of {'role', 'content'} dicts")
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m:
-            raise ValueError(f"message #{i} is not a {{'role', 'content'}} dict: {m!r}")
+            raise ConfigError(f"message #{i} is not a {{'role', 'content'}} dict: {m!r}")
 
 
 def _is_langchain_chat(obj: Any) -> bool:

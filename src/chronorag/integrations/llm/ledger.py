@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from chronorag.errors import ConfigError
+
 __all__ = ["CallRecord", "FallbackLog", "TokenLedger", "fallbacks", "query_scope", "record_fallback"]
 
 _current_query: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -87,7 +89,7 @@ class TokenLedger:
             ``len(ledger.records)`` taken before the calls to count.
         """
         if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-            raise ValueError(f"start must be a record count >= 0, got {start!r}")
+            raise ConfigError(f"start must be a record count >= 0, got {start!r}")
         with self._lock:
             recs = self.records[start:]
         return self._totals(recs)
@@ -173,7 +175,7 @@ class FallbackLog:
     def add(self, kind: str, detail: str = "") -> None:
         """Record one fallback of ``kind`` for the current query (see :meth:`TokenLedger.query`)."""
         if not isinstance(kind, str) or not kind:
-            raise ValueError(f"kind must be a non-empty string, got {kind!r}")
+            raise ConfigError(f"kind must be a non-empty string, got {kind!r}")
         with self._lock:
             self.records.append((_current_query.get(), kind, detail[:500]))
 
@@ -211,7 +213,7 @@ def record_fallback(kind: str, detail: str = "") -> None:
 def query_scope(query_id: str) -> Iterator[None]:
     """Tag LLM calls and fallbacks made inside the block with ``query_id``."""
     if not isinstance(query_id, str) or not query_id:
-        raise ValueError(f"query_id must be a non-empty string, got {query_id!r}")
+        raise ConfigError(f"query_id must be a non-empty string, got {query_id!r}")
     token = _current_query.set(query_id)
     try:
         yield

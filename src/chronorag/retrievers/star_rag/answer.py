@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.answer_checks import ground_answers, screen_answers
 from chronorag.graphs.text import parse_ranked_answers
 
@@ -47,7 +48,7 @@ def format_events(events: list[Any]) -> str:
 def build_answer_messages(question: str, events: list[Any]) -> list[dict[str, str]]:
     """Chat messages asking for ranked answers over the retrieved events (App. E, our wording)."""
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
     return [{"role": "user", "content": ANSWER_PROMPT.format(events=format_events(events), question=question)}]
 
 

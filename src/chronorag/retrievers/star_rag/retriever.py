@@ -56,7 +56,7 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from chronorag.errors import ConfigError
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.graphs.event_index import EventIndex
 from chronorag.graphs.time import Granularity, parse_time, temporal_mask
 from chronorag.retrievers.base import (
@@ -164,7 +164,7 @@ class StarRAGRetriever(TemporalRetriever):
         **kwargs: Any,
     ) -> None:
         if not isinstance(index, EventIndex):
-            raise TypeError(f"index must be an EventIndex, got {type(index).__name__}")
+            raise ArgumentTypeError(f"index must be an EventIndex, got {type(index).__name__}")
         if similarity_top_k is not None and k1 is not None and similarity_top_k != k1:
             raise ConfigError(f"similarity_top_k={similarity_top_k} and k1={k1} disagree; pass one")
         top = similarity_top_k if similarity_top_k is not None else (k1 if k1 is not None else 10)

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from chronorag.errors import IndexFormatError, missing_extra
+from chronorag.errors import ConfigError, IndexFormatError, OutOfRangeError, missing_extra
 from chronorag.graphs.store import TemporalEventStore
 
 __all__ = ["DIRECTIONS", "RuleGraph", "RuleGraphConfig", "build_rule_graph", "entity_labels"]
@@ -73,10 +73,10 @@ class RuleGraphConfig:
 
     def __post_init__(self) -> None:
         if not 0 < self.min_support <= 1:
-            raise ValueError(f"min_support must be in (0, 1], got {self.min_support}")
+            raise ConfigError(f"min_support must be in (0, 1], got {self.min_support}")
         for name in ("max_len", "k_type", "window_days", "max_pairs_per_event"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 def entity_labels(
@@ -190,7 +190,7 @@ class RuleGraph:
     def support(self, node: int) -> np.ndarray:
         """Event ids supporting rule node ``node``."""
         if not 0 <= node < self.n_nodes:
-            raise IndexError(f"rule node {node} out of range 0..{self.n_nodes - 1}")
+            raise OutOfRangeError(f"rule node {node} out of range 0..{self.n_nodes - 1}")
         return self.support_idx[self.support_ptr[node]: self.support_ptr[node + 1]]
 
     def nodes_of_events(self, events: Sequence[int]) -> list[np.ndarray]:
@@ -199,7 +199,7 @@ class RuleGraph:
         for e in events:
             e = int(e)
             if not 0 <= e < len(self.event_ptr) - 1:
-                raise IndexError(f"event id {e} out of range")
+                raise OutOfRangeError(f"event id {e} out of range")
             out.append(self.event_nodes[self.event_ptr[e]: self.event_ptr[e + 1]])
         return out
 
@@ -245,7 +245,7 @@ class RuleGraph:
             Same-day pairs count half each way.
         """
         if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+            raise ConfigError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         if direction not in self._transition:
             s = self.selected
             u, v = self.edge_u[s], self.edge_v[s]
@@ -289,7 +289,7 @@ class RuleGraph:
             Their weights (sums to 1).
         """
         if not 0 <= theta <= 1 or not 0 < beta < 1:
-            raise ValueError(f"need 0 <= theta <= 1 and 0 < beta < 1, got theta={theta}, beta={beta}")
+            raise ConfigError(f"need 0 <= theta <= 1 and 0 < beta < 1, got theta={theta}, beta={beta}")
         graph_nodes = self.in_graph
         hits: dict[int, float] = {}
         for j, nodes in enumerate(self.nodes_of_events(anchors)):
@@ -306,7 +306,7 @@ class RuleGraph:
         s = (1 - theta) * c / c.sum() + theta * p / p.sum()
         t = 1.0 / len(seeds) if tau is None else tau
         if t <= 0:
-            raise ValueError(f"tau must be > 0, got {t}")
+            raise ConfigError(f"tau must be > 0, got {t}")
         g = s + t
         return seeds, g / g.sum()
 
@@ -318,12 +318,12 @@ class RuleGraph:
         ``direction`` picks the transition matrix (see :meth:`transition`).
         """
         if not 0 < alpha <= 1:
-            raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+            raise ConfigError(f"alpha must be in (0, 1], got {alpha}")
         n = self.n_nodes
         seeds = np.asarray(seeds, dtype=np.int64)
         gamma = np.asarray(gamma, dtype=np.float64)
         if len(seeds) != len(gamma) or gamma.sum() <= 0:
-            raise ValueError("empty personalization vector (or seeds and gamma of different lengths)")
+            raise ConfigError("empty personalization vector (or seeds and gamma of different lengths)")
         # iterate on the nodes the walk can reach: the rule graph's nodes plus the seeds
         key = f"compact:{direction}"
         if key not in self._transition:
@@ -371,9 +371,9 @@ class RuleGraph:
         """
         n_old = len(self.event_ptr) - 1
         if start != n_old:
-            raise ValueError(f"start must equal the number of events already in the graph ({n_old}), got {start}")
+            raise ConfigError(f"start must equal the number of events already in the graph ({n_old}), got {start}")
         if len(store) < start:
-            raise ValueError(f"store has {len(store)} events, fewer than start={start}")
+            raise ConfigError(f"store has {len(store)} events, fewer than start={start}")
         t0 = time.perf_counter()
         new = np.arange(start, len(store), dtype=np.int64)
         if len(new) == 0:
@@ -531,7 +531,7 @@ def _event_nodes(store: TemporalEventStore, labels: list[list[int]], idx: np.nda
     n_rel = _R_BASE
     n_types = _T_BASE
     if len(store.relations) >= _R_BASE or len(labels) and lab.max() >= _T_BASE:
-        raise ValueError("too many relations or entity types for the rule-node key space")
+        raise ConfigError("too many relations or entity types for the rule-node key space")
     ls_, lo_ = lab[store.subject[idx]], lab[store.object[idx]]
     pos, keys = [], []
     for a in range(k):
@@ -732,7 +732,7 @@ def build_rule_graph(store: TemporalEventStore, *, config: RuleGraphConfig | Non
     """
     cfg = config or RuleGraphConfig()
     if len(store) == 0:
-        raise ValueError("cannot build a rule graph over an empty store")
+        raise ConfigError("cannot build a rule graph over an empty store")
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
 

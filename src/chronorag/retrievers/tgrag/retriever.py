@@ -36,7 +36,7 @@ import numpy as np
 from llama_index.core.indices.property_graph import CustomPGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from chronorag.errors import ConfigError, LLMError, TimeParseError
+from chronorag.errors import ArgumentTypeError, ConfigError, LLMError, TimeParseError
 from chronorag.graphs.text import count_tokens
 from chronorag.graphs.text import cut_to_tokens as _cut_to_tokens
 from chronorag.graphs.time import parse_time, temporal_mask
@@ -233,7 +233,7 @@ class TGragRetriever(TemporalRetriever):
         from chronorag.integrations.llm import resolve_llm
 
         if not isinstance(index, TGragIndex):
-            raise TypeError(f"index must be a TGragIndex, got {type(index).__name__}")
+            raise ArgumentTypeError(f"index must be a TGragIndex, got {type(index).__name__}")
         if t_texts is not None:
             similarity_top_k = t_texts
         for name, v in (("n_nodes", n_nodes), ("k_units", k_units), ("similarity_top_k", similarity_top_k),

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import IndexFormatError
+from chronorag.errors import ArgumentTypeError, ConfigError, IndexFormatError
 
 __all__ = ["TimeSlicedKG", "PeriodExtraction", "KnowledgeUnit", "Relation"]
 
@@ -101,12 +101,12 @@ class TimeSlicedKG:
             unit points at a chunk that does not exist.
         """
         if not isinstance(ex, PeriodExtraction):
-            raise TypeError(f"expected a PeriodExtraction, got {type(ex).__name__}")
+            raise ArgumentTypeError(f"expected a PeriodExtraction, got {type(ex).__name__}")
         p = str(ex.period)
         if not p:
-            raise ValueError("period must be a non-empty string")
+            raise ConfigError("period must be a non-empty string")
         if p in self.periods:
-            raise ValueError(f"period {p!r} is already indexed; remove it before re-adding")
+            raise ConfigError(f"period {p!r} is already indexed; remove it before re-adding")
         self.__dict__.pop("_n2u", None)  # node -> units cache is stale after adding
         c0 = len(self.chunk_text)
         n0, u0, e0 = len(self.node_name), len(self.unit_text), len(self.edges)
@@ -127,7 +127,7 @@ class TimeSlicedKG:
 
         for u in ex.units:
             if not 0 <= u.chunk < len(ex.chunks):
-                raise ValueError(f"knowledge unit points at chunk {u.chunk}, period {p} has {len(ex.chunks)}")
+                raise ConfigError(f"knowledge unit points at chunk {u.chunk}, period {p} has {len(ex.chunks)}")
             ids = sorted({node(n) for n in u.entities})
             if not ids:
                 continue
@@ -223,7 +223,7 @@ class TimeSlicedKG:
                      "unit_text", "unit_chunk", "unit_node_ptr", "unit_node_idx", "edges")
             for k in lists:
                 if not isinstance(data[k], list):
-                    raise ValueError(f"{k} is not a list")
+                    raise ConfigError(f"{k} is not a list")
                 setattr(kg, k, data[k])
             kg.skipped_records = int(data.get("skipped_records", 0))
             n_nodes, n_chunks, n_units = len(kg.node_name), len(kg.chunk_text), len(kg.unit_text)
@@ -234,12 +234,12 @@ class TimeSlicedKG:
                   and all(isinstance(x, int) and 0 <= x <= len(kg.unit_node_idx) for x in kg.unit_node_ptr)
                   and all(isinstance(x, str) for x in kg.node_name + kg.unit_text + kg.chunk_text))
             if not ok:
-                raise ValueError("its lists do not match each other (lengths or ids out of range)")
+                raise ConfigError("its lists do not match each other (lengths or ids out of range)")
             edges = []
             for e in kg.edges:
                 a, b, desc, w = e
                 if not (0 <= int(a) < n_nodes and 0 <= int(b) < n_nodes):
-                    raise ValueError(f"edge {e!r:.80} names a node that does not exist")
+                    raise ConfigError(f"edge {e!r:.80} names a node that does not exist")
                 edges.append((int(a), int(b), str(desc), float(w)))
             kg.edges = edges  # type: ignore[assignment]
             kg._node_id = {(n, p): i for i, (n, p) in enumerate(zip(kg.node_name, kg.node_period))}

@@ -34,6 +34,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time
 from chronorag.workflows.kg_irag.planner import Plan
 from chronorag.workflows.kg_irag.record_kg import RecordKG
@@ -330,7 +331,7 @@ def synthesize(plan: Plan, answer: str, facts: Sequence[dict[str, Any]], decisiv
         ``[{id, weight, text}]`` best first (weights sum to 1) and the rationale.
     """
     if not 0 < gamma:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
+        raise ConfigError(f"gamma must be > 0, got {gamma}")
     w = []
     for f in facts:
         m = 1.0 if f["place"] == plan.place else 0.5  # facts from nearby places count at half weight

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.workflows.kg_irag.record_kg import RecordSpec
 from chronorag.workflows.kg_irag.reference import ReferenceLabeller, format_answer_time
 
@@ -119,7 +120,7 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
         duration, horizon`` (minutes), ``evidence`` (fact ids of SD) and ``source``.
     """
     if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+        raise ConfigError(f"n must be >= 1, got {n}")
     cfg = _settings(spec, settings)
     daily = spec.duration_minutes >= 1440
     step = dt.timedelta(minutes=spec.duration_minutes)
@@ -134,7 +135,7 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
     weights = cfg.get("event_weights") or {r.name: 1.0 for r in spec.rules}
     events = [e for e in weights if any(r.name == e for r in spec.rules)]
     if not events:
-        raise ValueError(f"no event of {list(weights)} in source {spec.source!r}")
+        raise ConfigError(f"no event of {list(weights)} in source {spec.source!r}")
     w = [float(weights[e]) for e in events]
     out: list[dict[str, Any]] = []
     k = 0
@@ -143,7 +144,7 @@ def generate_questions(kg_rows: Sequence[Mapping[str, Any]], spec: RecordSpec, *
         times = by_place[place]
         lo, hi = times[0] + hz * step, times[-1] - (hz + max(durations)) * step
         if hi <= lo:
-            raise ValueError(f"source {spec.source!r} covers too little time for a horizon of {hz} records")
+            raise ConfigError(f"source {spec.source!r} covers too little time for a horizon of {hz} records")
         event = rng.choices(events, w)[0]
         nd = rng.choice(durations)
         if rng.random() < float(cfg["event_anchor_share"]):

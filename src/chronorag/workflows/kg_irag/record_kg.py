@@ -51,7 +51,14 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import DataFormatError, TimeParseError, UnknownNameError
+from chronorag.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    DataFormatError,
+    MissingFileError,
+    TimeParseError,
+    UnknownNameError,
+)
 from chronorag.graphs.time import (
     Granularity,
     TimeInterval,
@@ -349,7 +356,7 @@ class RecordSpec:
         try:
             data = json.loads(p.read_text(encoding="utf-8-sig"))
         except FileNotFoundError:
-            raise FileNotFoundError(f"no such record spec: {p}") from None
+            raise MissingFileError(f"no such record spec: {p}") from None
         except json.JSONDecodeError as exc:
             raise DataFormatError(f"{p}: record spec is not JSON: {exc}") from None
         except RecursionError:
@@ -521,7 +528,7 @@ class RecordKG:
         """Places within ``radius_km`` of ``place`` (itself first), by great-circle distance."""
         self._check_place(place)
         if radius_km < 0:
-            raise ValueError(f"radius_km must be >= 0, got {radius_km}")
+            raise ConfigError(f"radius_km must be >= 0, got {radius_km}")
         out = [(place, 0.0)]
         here = self.spec.places.get(place)
         if here is None:
@@ -582,7 +589,7 @@ def build_record_kg(records: Iterable[Mapping[str, Any]], spec: RecordSpec) -> R
         duplicates (same place and start: the first row is kept).
     """
     if not isinstance(spec, RecordSpec):
-        raise TypeError(f"spec must be a RecordSpec, got {type(spec).__name__}")
+        raise ArgumentTypeError(f"spec must be a RecordSpec, got {type(spec).__name__}")
     rep = LoadReport()
     dur = int(spec.duration_minutes)
     cols = spec.value_columns
@@ -690,7 +697,7 @@ def read_records_csv(path: str | os.PathLike[str], spec: RecordSpec | Mapping[st
     sp = spec if isinstance(spec, RecordSpec) else RecordSpec.from_mapping(spec)
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"no such records file: {p}")
+        raise MissingFileError(f"no such records file: {p}")
     with open(p, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh, delimiter=delimiter)
         try:

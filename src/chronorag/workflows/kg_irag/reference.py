@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from chronorag.errors import ConfigError
 from chronorag.workflows.kg_irag.record_kg import RecordSpec
 
 __all__ = ["NO_ANSWER", "NO_NEED", "ReferenceLabeller", "format_answer_time"]
@@ -157,9 +158,9 @@ class ReferenceLabeller:
                 return True, [self.fact_id(place, hits[0])]
             return False, [self.fact_id(place, s) for s in self.present_in(place, t, dur)]
         if qtype not in ("q2", "q3"):
-            raise ValueError(f"qtype must be q1, q2 or q3, got {qtype!r}")
+            raise ConfigError(f"qtype must be q1, q2 or q3, got {qtype!r}")
         if horizon is None:
-            raise ValueError("q2/q3 need a horizon")
+            raise ConfigError("q2/q3 need a horizon")
         if not hits:
             return NO_NEED, [self.fact_id(place, s) for s in self.present_in(place, t, dur)]
         refuted = [t]

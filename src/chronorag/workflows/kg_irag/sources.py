@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import MissingExtraError, UnknownNameError
+from chronorag.errors import ConfigError, MissingExtraError, UnknownNameError
 from chronorag.workflows.kg_irag.record_kg import (
     EventRule,
     RecordKG,
@@ -209,7 +209,7 @@ def load_source_kg(source: str | os.PathLike[str], *, records: str | os.PathLike
     if p.suffix.lower() != ".json" or not p.is_file():
         raise UnknownNameError(f"unknown record source {str(source)!r}: use one of {SOURCES} or a spec .json file")
     if records is None:
-        raise ValueError(f"a spec file ({p}) needs the records CSV: pass records=PATH (--records)")
+        raise ConfigError(f"a spec file ({p}) needs the records CSV: pass records=PATH (--records)")
     import csv
 
     spec = RecordSpec.from_json(p)

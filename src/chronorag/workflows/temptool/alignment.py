@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from chronorag.errors import LLMError
+from chronorag.errors import ArgumentTypeError, ConfigError, LLMError
 from chronorag.graphs.encoders import Encoder
 from chronorag.graphs.text import stem_word
 
@@ -144,7 +144,7 @@ def relation_tokens(text: str) -> list[str]:
 def normalise_tokens(text: str) -> list[str]:
     """Tokens used for lexical matching (see the module docstring)."""
     if not isinstance(text, str):
-        raise TypeError(f"expected a string, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected a string, got {type(text).__name__}")
     s = text.replace("\u00a0", " ").lower().replace("'s", "")
     for pat, rep in _ENTITY_PHRASE_RES:
         s = pat.sub(rep, s)
@@ -207,7 +207,7 @@ class LexicalReranker:
         for name, w in (("f1_weight", f1_weight), ("exact_weight", exact_weight),
                         ("prior_weight", prior_weight)):
             if w < 0:
-                raise ValueError(f"{name} must be >= 0, got {w}")
+                raise ConfigError(f"{name} must be >= 0, got {w}")
         self.f1_weight, self.exact_weight, self.prior_weight = f1_weight, exact_weight, prior_weight
         self.qualifier_weight = qualifier_weight
         self.tokenizer = tokenizer
@@ -273,7 +273,7 @@ class LLMReranker:
             raise LLMError("LLMReranker needs an LLM (a LlamaIndex LLM, a LangChain chat model or a "
                            "configured LLMConfig)")
         if max_candidates < 1:
-            raise ValueError(f"max_candidates must be >= 1, got {max_candidates}")
+            raise ConfigError(f"max_candidates must be >= 1, got {max_candidates}")
         self.llm = chat
         self.kind = kind
         self.max_candidates = max_candidates
@@ -324,11 +324,11 @@ class NameAligner:
     def __init__(self, names: Sequence[str], vectors: np.ndarray, encoder: Encoder, *,
                  top_n: int = 50, reranker: Reranker | None = None) -> None:
         if len(names) == 0:
-            raise ValueError("cannot align to an empty vocabulary")
+            raise ConfigError("cannot align to an empty vocabulary")
         if len(names) != len(vectors):
-            raise ValueError(f"{len(names)} names but {len(vectors)} vectors")
+            raise ConfigError(f"{len(names)} names but {len(vectors)} vectors")
         if top_n < 1:
-            raise ValueError(f"top_n must be >= 1, got {top_n}")
+            raise ConfigError(f"top_n must be >= 1, got {top_n}")
         self.names = list(names)
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.encoder = encoder
@@ -367,7 +367,7 @@ class NameAligner:
         without the embedding stage (when no prior or restriction is given).
         """
         if not isinstance(phrase, str) or not phrase.strip():
-            raise ValueError(f"cannot align an empty phrase: {phrase!r}")
+            raise ConfigError(f"cannot align an empty phrase: {phrase!r}")
         exact_hits = self._norm_index.get(tuple(sorted(normalise_tokens(phrase))), [])
         if len(exact_hits) == 1 and prior is None and restrict is None:
             # the phrase is a name up to case, articles, plurals and demonyms: no embedding needed
@@ -378,7 +378,7 @@ class NameAligner:
         if restrict is not None:
             pool = np.unique(np.asarray(restrict, dtype=np.int64))
             if pool.size == 0:
-                raise ValueError("restrict is empty: no name can be chosen")
+                raise ConfigError("restrict is empty: no name can be chosen")
         else:
             pool = None
         sims = self.vectors @ qv if pool is None else self.vectors[pool] @ qv

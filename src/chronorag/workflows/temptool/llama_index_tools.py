@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError
+
 __all__ = ["make_llama_index_tools"]
 
 
@@ -33,13 +35,13 @@ def make_llama_index_tools(tools: Any) -> list[Any]:
     if isinstance(tools, EventIndex):
         tools = TemporalKGTools(tools)
     if not isinstance(tools, TemporalKGTools):
-        raise TypeError(f"tools must be TemporalKGTools or an EventIndex, got {type(tools).__name__}")
+        raise ArgumentTypeError(f"tools must be TemporalKGTools or an EventIndex, got {type(tools).__name__}")
     out = []
     for lc_tool in make_langchain_tools(tools):
         def run(_t: Any = lc_tool, **kwargs: Any) -> str:
             msg = _t.invoke({"name": _t.name, "args": kwargs, "id": "llamaindex", "type": "tool_call"})
             if getattr(msg, "status", "success") == "error":
-                raise ValueError(str(msg.content))
+                raise ConfigError(str(msg.content))
             return str(msg.content)
 
         out.append(FunctionTool.from_defaults(

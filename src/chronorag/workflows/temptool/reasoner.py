@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import ChronoRAGError
+from chronorag.errors import ArgumentTypeError, ChronoRAGError, ConfigError
 from chronorag.graphs.linking import EntityLink, EntityLinker, link_key
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
@@ -136,9 +136,9 @@ class TemporalReasoner:
     def __init__(self, tools: TemporalKGTools, *, max_span: int = 10, reference: str | None = None,
                  retry_inverse: bool = False) -> None:
         if not isinstance(tools, TemporalKGTools):
-            raise TypeError(f"tools must be TemporalKGTools, got {type(tools).__name__}")
+            raise ArgumentTypeError(f"tools must be TemporalKGTools, got {type(tools).__name__}")
         if max_span < 1:
-            raise ValueError(f"max_span must be >= 1, got {max_span}")
+            raise ConfigError(f"max_span must be >= 1, got {max_span}")
         self.tools = tools
         self.max_span = max_span
         self._exact = tools.entities._norm_index
@@ -953,7 +953,7 @@ class TemporalReasoner:
         (``error`` is also set for those two).
         """
         if not isinstance(question, str) or not question.strip():
-            raise ValueError(f"question must be a non-empty string, got {question!r}")
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
         t0 = time.perf_counter()
         self._last_ids = []
         q = self.parse(question)

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.workflows.temptool.tagged_protocol import parse_turn
 
 __all__ = [
@@ -78,7 +79,7 @@ def format_reward(completion: str, reference: str | None = None) -> float:
     with a ``response`` or a ``tool_call``; every ``tool_call`` block must parse.
     """
     if not isinstance(completion, str):
-        raise TypeError(f"completion must be a string, got {type(completion).__name__}")
+        raise ArgumentTypeError(f"completion must be a string, got {type(completion).__name__}")
     seq = _tag_sequence(completion)
     if not seq:
         return 0.0
@@ -87,7 +88,7 @@ def format_reward(completion: str, reference: str | None = None) -> float:
     if reference is not None:
         ref = _tag_sequence(reference)
         if ref is None:
-            raise ValueError("the reference trajectory has unbalanced tags")
+            raise ConfigError("the reference trajectory has unbalanced tags")
         return float(seq == ref)
     collapsed = [t for i, t in enumerate(seq) if i == 0 or t != seq[i - 1] or t == "think"]
     if collapsed[0] != "think" or collapsed[-1] not in ("response", "tool_call"):
@@ -99,10 +100,10 @@ def _check_calls(calls: Sequence[dict[str, Any]], what: str) -> list[dict[str, A
     out = []
     for i, c in enumerate(calls):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str):
-            raise ValueError(f"{what} call #{i} needs a 'name': {c!r}")
+            raise ConfigError(f"{what} call #{i} needs a 'name': {c!r}")
         args = c.get("arguments", c.get("args", {}))
         if not isinstance(args, dict):
-            raise ValueError(f"{what} call #{i} arguments must be a dict: {c!r}")
+            raise ConfigError(f"{what} call #{i} arguments must be a dict: {c!r}")
         out.append({"name": c["name"], "arguments": args})
     return out
 
@@ -127,7 +128,7 @@ def match_score(predicted: Sequence[dict[str, Any]], gold: Sequence[dict[str, An
     """
     pred, ref = _check_calls(predicted, "predicted"), _check_calls(gold, "gold")
     if not ref:
-        raise ValueError("gold has no tool calls; match_score is undefined")
+        raise ConfigError("gold has no tool calls; match_score is undefined")
     s_max = 1 + len(ref) + sum(len(g["arguments"]) for g in ref)
     pnames, gnames = [p["name"] for p in pred], [g["name"] for g in ref]
     union = set(pnames) | set(gnames)
@@ -184,9 +185,9 @@ def grpo_reward(
     completion, as TRL passes them.
     """
     if completions is None or gold_calls is None:
-        raise ValueError("grpo_reward needs completions and the gold_calls column")
+        raise ConfigError("grpo_reward needs completions and the gold_calls column")
     if len(completions) != len(gold_calls):
-        raise ValueError(f"{len(completions)} completions but {len(gold_calls)} gold_calls")
+        raise ConfigError(f"{len(completions)} completions but {len(gold_calls)} gold_calls")
     refs = list(reference) if reference is not None else [None] * len(completions)
     out = []
     for comp, gold, ref in zip(completions, gold_calls, refs):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronorag.errors import DataFormatError
+from chronorag.errors import ArgumentTypeError, ConfigError, DataFormatError, MissingFileError
 from chronorag.graphs.persist import iter_jsonl
 from chronorag.metrics import answer_matches
 from chronorag.workflows.temptool.tagged_protocol import (
@@ -51,14 +51,14 @@ def trajectory_to_record(
         Thought before the response.
     """
     if not question or not isinstance(question, str):
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
     if not answers:
-        raise ValueError("a record needs at least one answer")
+        raise ConfigError("a record needs at least one answer")
     msgs: list[dict[str, str]] = [{"role": "system", "content": system_prompt},
                                   {"role": "user", "content": question}]
     for calls, obs, think in steps:
         if not calls:
-            raise ValueError("each step needs at least one tool call")
+            raise ConfigError("each step needs at least one tool call")
         msgs.append({"role": "assistant", "content": format_tool_calls(calls, think or "I need more facts.")})
         msgs.append({"role": "user", "content": format_obs(obs)})
     think = final_think or "The observations answer the question."
@@ -104,13 +104,13 @@ def cronquestions_records(path: str | os.PathLike[str], *, system_prompt: str) -
     """
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"no such trajectory file: {p}")
+        raise MissingFileError(f"no such trajectory file: {p}")
     for lineno, row in iter_jsonl(p):  # file:line for bad JSON, deep nesting, bad gzip or UTF-8
         try:
             hist = row["process"]["history"]
             q = row["question"].get("paraphrases", [row["question"]["question"]])[0]
             if not isinstance(hist, list) or not isinstance(q, str):
-                raise TypeError("history must be a list and the question a string")
+                raise ArgumentTypeError("history must be a list and the question a string")
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise DataFormatError(f"{p}:{lineno}: not a trajectory record ({type(exc).__name__}: {exc})") from None
         if not row.get("result"):

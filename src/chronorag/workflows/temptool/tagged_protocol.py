@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError
 from chronorag.graphs.text import parse_ranked_answers
 
 __all__ = ["ParsedTurn", "format_obs", "format_response", "format_tool_calls", "neutralise_tags", "parse_turn",
@@ -132,7 +133,7 @@ def _normalise_call(obj: Any) -> dict[str, Any] | str:
 def parse_turn(text: str) -> ParsedTurn:
     """Parse one model turn of the tagged protocol (see the module docstring)."""
     if not isinstance(text, str):
-        raise TypeError(f"expected the model's text, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected the model's text, got {type(text).__name__}")
     turn = ParsedTurn()
     rm = _RESPONSE.search(text)
     cm = _BLOCK.search(text)
@@ -166,7 +167,7 @@ def parse_turn(text: str) -> ParsedTurn:
 def split_answers(text: str) -> list[str]:
     """Split a final answer into ranked answers (``" | "``, newlines, or ``;``)."""
     if not isinstance(text, str):
-        raise TypeError(f"expected text, got {type(text).__name__}")
+        raise ArgumentTypeError(f"expected text, got {type(text).__name__}")
     m = _RESPONSE.search(text)
     if m:
         text = m.group(1)

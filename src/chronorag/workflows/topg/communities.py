@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from chronorag.errors import missing_extra
+from chronorag.errors import ConfigError, missing_extra
 from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["hierarchical_leiden", "select_communities"]
@@ -74,7 +74,7 @@ def select_communities(anchors: Iterable[int], communities: Sequence[np.ndarray]
     """
     s = {int(a) for a in anchors}
     if budget < 1:
-        raise ValueError(f"budget must be >= 1, got {budget}")
+        raise ConfigError(f"budget must be >= 1, got {budget}")
     cand = [i for i, c in enumerate(communities) if min_size <= c.size <= max_size]
     hits = {i: s.intersection(communities[i].tolist()) for i in cand}
     hits = {i: h for i, h in hits.items() if h}

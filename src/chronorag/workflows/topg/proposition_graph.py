@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from chronorag.errors import IndexFormatError
+from chronorag.errors import ConfigError, IndexFormatError
 from chronorag.graphs.persist import atomic_dir, write_json
 
 __all__ = [
@@ -158,12 +158,12 @@ def query_aware_transition(t_s: sp.csr_matrix, cos: np.ndarray, *, lam: float = 
     :func:`personalized_pagerank`).
     """
     if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lam must be in [0, 1], got {lam}")
+        raise ConfigError(f"lam must be in [0, 1], got {lam}")
     if tau <= 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
+        raise ConfigError(f"tau must be > 0, got {tau}")
     c = np.asarray(cos, dtype=np.float64).ravel()
     if c.shape[0] != t_s.shape[0]:
-        raise ValueError(f"cos has {c.shape[0]} values for a {t_s.shape[0]}-node transition")
+        raise ConfigError(f"cos has {c.shape[0]} values for a {t_s.shape[0]}-node transition")
     # exp((c - max) / tau): the shift cancels in the row normalisation of Eq. 7
     ct = np.where(c >= theta, np.exp((c - (c.max() if c.size else 0.0)) / tau), 0.0)
     mask = t_s.copy()
@@ -187,12 +187,12 @@ def personalized_pagerank(m: sp.csr_matrix, seeds: np.ndarray, *, damping: float
     the seeds.
     """
     if not 0.0 < damping < 1.0:
-        raise ValueError(f"damping must be in (0, 1), got {damping}")
+        raise ConfigError(f"damping must be in (0, 1), got {damping}")
     n = m.shape[0]
     seeds = np.asarray(seeds, dtype=np.int64)
     p = np.zeros(n)
     if seeds.size == 0:
-        raise ValueError("personalized_pagerank needs at least one seed")
+        raise ConfigError("personalized_pagerank needs at least one seed")
     w = np.ones(seeds.size) if weights is None else np.asarray(weights, dtype=np.float64)
     np.add.at(p, seeds, w)
     p /= p.sum()
@@ -240,7 +240,7 @@ class PropositionGraph:
 
     def __init__(self, dim: int) -> None:
         if dim < 1:
-            raise ValueError(f"dim must be >= 1, got {dim}")
+            raise ConfigError(f"dim must be >= 1, got {dim}")
         self.dim = int(dim)
         self.passages: list[dict[str, str]] = []
         self.propositions: list[str] = []
@@ -319,13 +319,13 @@ class PropositionGraph:
         """
         pv = np.asarray(prop_vectors, dtype=np.float32)
         if pv.ndim != 2 or pv.shape != (len(records), self.dim):
-            raise ValueError(f"prop_vectors must have shape ({len(records)}, {self.dim}), got {pv.shape}")
+            raise ConfigError(f"prop_vectors must have shape ({len(records)}, {self.dim}), got {pv.shape}")
         for i, p in enumerate(passages):
             if not isinstance(p, dict) or not isinstance(p.get("text"), str):
-                raise ValueError(f"passage #{i} must be a dict with a 'text' string, got {p!r:.100}")
+                raise ConfigError(f"passage #{i} must be a dict with a 'text' string, got {p!r:.100}")
         for i, r in enumerate(records):
             if not 0 <= r.passage < len(passages):
-                raise ValueError(f"record #{i} points to passage {r.passage}, outside 0..{len(passages) - 1}")
+                raise ConfigError(f"record #{i} points to passage {r.passage}, outside 0..{len(passages) - 1}")
         base_passage = len(self.passages)
         n_before = self.n_props
         # entity names, exact (normalised) matches first
@@ -342,7 +342,7 @@ class PropositionGraph:
         if new_names:
             ev = np.asarray(entity_vectors(new_names), dtype=np.float32)
             if ev.shape != (len(new_names), self.dim):
-                raise ValueError(f"entity_vectors returned shape {ev.shape}, expected ({len(new_names)}, {self.dim})")
+                raise ConfigError(f"entity_vectors returned shape {ev.shape}, expected ({len(new_names)}, {self.dim})")
             base = np.vstack([self.entity_vectors, ev]) if len(self.entities) else ev
             sims, ids = matcher(ev, base, 5)
             keep: list[int] = []
@@ -379,7 +379,7 @@ class PropositionGraph:
         if passage_vectors is not None and self.passage_vectors is not None:
             pav = np.asarray(passage_vectors, np.float32)
             if pav.shape != (len(passages), self.dim):
-                raise ValueError(f"passage_vectors must have shape ({len(passages)}, {self.dim}), got {pav.shape}")
+                raise ConfigError(f"passage_vectors must have shape ({len(passages)}, {self.dim}), got {pav.shape}")
             self.passage_vectors = np.vstack([self.passage_vectors, pav])
         else:
             self.passage_vectors = None
@@ -426,15 +426,15 @@ class PropositionGraph:
     def _check_query(self, query: np.ndarray) -> np.ndarray:
         q = np.asarray(query, dtype=np.float32).ravel()
         if q.shape[0] != self.dim:
-            raise ValueError(f"query vector has dimension {q.shape[0]}, the graph's is {self.dim}")
+            raise ConfigError(f"query vector has dimension {q.shape[0]}, the graph's is {self.dim}")
         return q
 
     def _check_seeds(self, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
         s = np.unique(np.asarray(list(seeds), dtype=np.int64))
         if s.size == 0:
-            raise ValueError("at least one seed proposition is needed")
+            raise ConfigError("at least one seed proposition is needed")
         if s[0] < 0 or s[-1] >= self.n_props:
-            raise ValueError(f"seed ids must be in 0..{self.n_props - 1}, got {s.tolist()[:5]}")
+            raise ConfigError(f"seed ids must be in 0..{self.n_props - 1}, got {s.tolist()[:5]}")
         return s
 
     # ------------------------------------------------------------------ suggestion
@@ -447,7 +447,7 @@ class PropositionGraph:
         ids, scores : numpy.ndarray
         """
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ConfigError(f"k must be >= 1, got {k}")
         if self.n_props == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         c = self.cosine(query).astype(np.float64)
@@ -487,7 +487,7 @@ class PropositionGraph:
         """
         s = self._check_seeds(seeds)
         if size < 1:
-            raise ValueError(f"size must be >= 1, got {size}")
+            raise ConfigError(f"size must be >= 1, got {size}")
         if self.n_props <= size:
             return np.arange(self.n_props, dtype=np.int64)
         a_pe, a_ep = self._walk_ops()
@@ -547,7 +547,7 @@ class PropositionGraph:
         s = self._check_seeds(seeds_l)
         qs = np.asarray(queries, dtype=np.float32)
         if qs.ndim != 2 or qs.shape != (len(seeds_l), self.dim):
-            raise ValueError(f"queries must have shape ({len(seeds_l)}, {self.dim}), got {qs.shape}")
+            raise ConfigError(f"queries must have shape ({len(seeds_l)}, {self.dim}), got {qs.shape}")
         sub = self.gextract(s, subgraph_size)
         t_s = self._sub_ts(sub)
         pis = np.zeros((len(seeds_l), sub.size))
@@ -665,7 +665,7 @@ class PropositionGraph:
                 sizes = z["sizes"].astype(np.int64)
                 if sizes.ndim != 1 or z["nodes"].ndim != 1 or int(sizes.sum()) != len(z["nodes"]) \
                         or (sizes.size and int(sizes.min()) < 0):
-                    raise ValueError("community sizes do not add up to the node list")
+                    raise ConfigError("community sizes do not add up to the node list")
                 g.communities = np.split(z["nodes"], np.cumsum(sizes)[:-1]) if sizes.size else []
         n_p, n_e = len(g.propositions), len(g.entities)
         checks = (

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorag.errors import LLMError
+from chronorag.errors import ConfigError, LLMError
 from chronorag.graphs.answer_checks import named_in, offers_choice
 from chronorag.graphs.text import no_answer_reply
 from chronorag.integrations.llm import ChatLLM, is_context_overflow, record_fallback
@@ -89,13 +89,13 @@ class ToPGSettings:
 
     def __post_init__(self) -> None:
         if self.k < 1:
-            raise ValueError(f"k must be >= 1, got {self.k}")
+            raise ConfigError(f"k must be >= 1, got {self.k}")
         if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+            raise ConfigError(f"lam must be in [0, 1], got {self.lam}")
         if self.max_iter < 0:
-            raise ValueError(f"max_iter must be >= 0, got {self.max_iter}")
+            raise ConfigError(f"max_iter must be >= 0, got {self.max_iter}")
         if self.breadth < 1:
-            raise ValueError(f"breadth must be >= 1, got {self.breadth}")
+            raise ConfigError(f"breadth must be >= 1, got {self.breadth}")
 
     def walk(self) -> dict[str, Any]:
         """Keyword arguments of the suggestion operators."""
