@@ -131,6 +131,11 @@ def test_static_encoder_distilled_offline(tmp_path):
     with ThreadPoolExecutor(max_workers=16) as pool:
         got = list(pool.map(lambda t: again.encode([t, t + " again"])[0], texts * 4))
     assert np.allclose(np.stack(got), np.stack([again.encode([t])[0] for t in texts * 4]), atol=1e-6)
+    import copy
+    import pickle
+
+    for twin in (copy.deepcopy(again), pickle.loads(pickle.dumps(again))):  # the lock is not copied, a new one is made
+        assert twin._lock is not again._lock and np.allclose(twin.encode(texts[:2]), again.encode(texts[:2]), atol=1e-6)
 
 
 def test_missing_optional_extra_names_the_extra(monkeypatch):

@@ -274,6 +274,8 @@ def test_24_hour_windows_are_read_and_impossible_am_pm_refused(kg):
 
     assert _clock_24h("between 13 and 15 May 2013") == "between 13 and 15 May 2013"
     assert _clock_24h("from 13 to 15 hours") == "from 13 to 15 hours"
+    for measure in ("between 10 and 20 mm", "between 15 and 20 mph", "from 13 to 15 °C"):  # not times
+        assert _clock_24h(measure) == measure
     for q, what in [("Will it rain at A on 2013-05-01 13:00 am for 2 hours?", "impossible clock time '2013-05-01 13:00 am'"),
                     ("Will it rain at A on 2013-05-01 14:00 pm for 2 hours?", "impossible clock time '2013-05-01 14:00 pm'"),
                     ("Will it rain at A on May 1 2013 at 13pm for 2 hours?", "impossible clock time 'May 1 2013 at 13pm'"),

@@ -559,8 +559,9 @@ def test_retriever_conventions(tgrag_index):
     for value, op in (("2030", "=="), ("twenty19", ">=")):
         with pytest.raises(ConfigError, match="not an indexed period"):
             r.retrieve(q, time_filter=MetadataFilters(filters=[MetadataFilter(key="period", value=value, operator=op)]))
-    with pytest.raises(ConfigError, match="time_filter must be"):
+    with pytest.raises(TypeError, match="time_filter must be"):  # an ArgumentTypeError, a ChronoRAGError
         r.retrieve(q, time_filter=2019)
+    assert r.retrieve(q, time_filter=MetadataFilters(filters=[MetadataFilter(key="period", value="2030", operator="!=")]))
 
     async def both():
         return await asyncio.gather(r.aretrieve(q, time_filter="2019"), r.aretrieve(q, time_filter="2022"))

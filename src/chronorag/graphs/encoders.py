@@ -170,6 +170,16 @@ class SentenceTransformerEncoder:
         dim = get_dim()
         self.dim = int(dim if dim is not None else 384)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)
         if not texts:
@@ -233,6 +243,16 @@ class StaticEncoder:
         self.model_id = "static-minilm-pca256"
         self.kind = "static" if model_dir is None else None
         self.dim = int(self._model.dim)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)

@@ -393,6 +393,16 @@ class OnnxMiniLMEncoder:
         self.backend = "onnx"
         self.dim = int(json.loads((path / "config.json").read_text(encoding="utf-8"))["hidden_size"])
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into an ``(n, dim)`` float32 array of unit rows."""
         texts = _check_texts(texts)

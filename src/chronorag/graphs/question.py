@@ -346,16 +346,17 @@ _RAW_RESIDUE = [
                 r"earlier)\b|(?<!\d\s)(?<!\w\s)\b(?:days|weeks|months|years)\s+(?:after|before|later|earlier)\b", re.I),
      "a distance from the anchor it cannot read; give a window"),
     # "Did North Korea stop criticizing South Korea?": read without the verb, "yes" would mean the opposite
-    (re.compile(r"\b(?:stop|stops|stopped|stopping|cease|ceases|ceased|ceasing|quit|quits|quitting|keep|keeps|kept|"
-                r"keeping|continue|continues|continued|continuing|resume|resumes|resumed|resuming|start|starts|started|"
-                r"starting|begin|begins|began|beginning|still)\s+(?:to\s+[a-z]+|(?!(?:during|morning|evening|"
-                r"nothing|something|anything|everything|being)\b)[a-z]+ing)\b", re.I),
-     "a change over time (stopping, starting, keeping on, resuming)"),
+    # ("start negotiating" is the first time, which the order reads)
+    (re.compile(r"\b(?i:stop|stops|stopped|stopping|cease|ceases|ceased|ceasing|quit|quits|quitting|keep|keeps|kept|"
+                r"keeping|continue|continues|continued|continuing|resume|resumes|resumed|resuming|still)\s+"
+                r"(?:to\s+[a-z]+|(?!(?:during|morning|evening|nothing|something|anything|everything|being)\b)[a-z]+ing)\b"),
+     "a change over time (stopping, keeping on, resuming)"),
     (re.compile(r"\b(?:busiest|quietest|most\s+active|least\s+active)\b|\b(?:which|what)\s+(?:\w+\s+)?"
-                r"(?:month|quarter|week|day|year|season)\b[^?]*\b(?:most|least|fewest)\b", re.I),
+                r"(?:month|quarter|week|day|year|season)\b[^?]*\b(?:most|least|fewest)\b(?!\s+recent)", re.I),
      "a count per period ('the busiest month'): counts are per entity, not per period"),
     (re.compile(r"[,;]\s*(?:and|but|also)\s+(?:how|what|which|who|whom|when|where|did|does|has|was|were)\b|"
-                r"\?\s+(?:and\s+)?(?:how|what|which|who|whom|when|where|did|does|has|was|were)\b[^?]*\?", re.I),
+                r"\?\s+(?:and\s+)?(?:(?:can|could|would|will)\s+you\s+(?:also\s+)?(?:tell|show|give)\s+me\s+)?"
+                r"(?:how|what|which|who|whom|when|where|did|does|has|was|were)\b[^?]*\?", re.I),
      "two questions in one; ask each separately"),
 ]
 #: "right before X" is the last event before X, "immediately after X" the first after it
@@ -443,7 +444,8 @@ _EXCLUDE_WORDS = ("other than", "apart from", "aside from", "except", "except fo
                   "not counting", "leaving out", "but not", "not including")
 #: a preposition right before a calendar window: "since"/"until" bound it, the rest cannot be read
 _WINDOW_PREP = re.compile(
-    r"\b(since|from|until|till|through|up\s+to|before|after|prior\s+to|by|no\s+later\s+than|earlier\s+than|"
+    r"\b(since|from|until|till|through|up\s+to|before|after|prior\s+to|by|no\s+later\s+than|not\s+later\s+than|"
+    r"not\s+after|no\s+earlier\s+than|not\s+earlier\s+than|no\s+sooner\s+than|not\s+before|earlier\s+than|"
     r"later\s+than|other\s+than|apart\s+from|aside\s+from|except(?:\s+for)?|excluding|besides|not\s+counting|"
     r"leaving\s+out|but\s+not|not\s+including)(?:\s+(?:in|during|on|at))?(?:\s+the)?\s*$", re.I)
 
@@ -468,8 +470,10 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
             fuzzy = re.search(r"\b(?:end|start|beginning|early|mid|middle|late)\b", text, re.I)
             if word in ("since", "from") and not re.match(r"\s*(?:to|until|till|through|and)\b", s[m.end():], re.I):
                 end, kind = "inf", "between"
-            elif word in ("until", "till", "through", "up to"):
+            elif word in ("until", "till", "through", "up to", "no later than", "not later than", "not after"):
                 begin, kind = "-inf", "between"
+            elif word in ("no earlier than", "not earlier than", "no sooner than", "not before"):
+                end, kind = "inf", "between"
             elif word in ("before", "prior to", "earlier than", "after", "later than") and not fuzzy:
                 # "before 18.03.2005", "after Q3 2013": the window's bound as a written time, read
                 # with the rest of the question's times ("before" its start, "after" its end)
@@ -558,7 +562,8 @@ def _calendar(s: str, q: TemporalQuestion, reference: _dt.date | None,
     for m in re.finditer(r"\b(until|till|through|up\s+to|no\s+later\s+than|not\s+later\s+than|not\s+after|"
                          r"no\s+earlier\s+than|not\s+earlier\s+than|no\s+sooner\s+than|not\s+before)\s+(?:in\s+)?("
                          + _TIME_RE.pattern + ")", s, re.I):
-        if free(m) and not re.search(r"\b(?:from|between)\s+[^,;?]*$", s[:m.start()], re.I):  # "from X until Y"
+        if free(m) and not re.search(r"\b(?:from|between)\s+(?:the\s+)?(?:" + _TIME_RE.pattern + r")\s*$",
+                                     s[:m.start()], re.I):  # "from X until Y" is a range
             try:
                 tp = parse_time_mention(_time_core(m.group(2)))
             except TimeParseError:
@@ -753,7 +758,8 @@ _PREAMBLES = [
 ]
 # a request or thanks after the question ("... - do you happen to know?", "..., any idea?", "? Thanks!")
 _TAGS_AFTER = re.compile(r"(?:\s*[-\u2013\u2014,;]\s*|\?\s*)(?:(?:do|does|would|could|can)\s+(?:you|anyone|anybody|someone|"
-                         r"somebody)\s+(?:happen\s+to\s+)?(?:know|tell\s+me|help(?:\s+me)?)\b[^?]*|any\s+idea|"
+                         r"somebody)\s+(?:happen\s+to\s+)?(?:know|tell\s+me|help(?:\s+me)?)(?:\s+(?:it|that|this|please|"
+                         r"by\s+any\s+chance|for\s+sure))?|any\s+idea|"
                          r"(?:many\s+)?thanks|thank\s+you|cheers)(?:\s+(?:a\s+lot|so\s+much|very\s+much|in\s+advance|again))*\W*$", re.I)
 _INDIRECT_YN = re.compile(r"^\s*(?:if|whether)\s+", re.I)
 _FILLERS = re.compile(r"(?:,\s*)?\bplease\b,?|\bat\s+all\b|\bkindly\b|\b(?:actually|exactly|really)\b", re.I)
@@ -779,6 +785,37 @@ def _cue(pat: re.Pattern[str], s: str) -> bool:
     return any(not _in_name(m, s) for m in pat.finditer(s))
 
 
+#: two days written with one year, after the second ("between 1 July and 31 August 2014", "from
+#: March 3 to 5, 2014", "between 3 and 5 March 2014")
+_DAY_RANGE = re.compile(
+    rf"\b(?P<prep>between|from)\s+(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?(?:\s+(?P<m1>{_MON}))?|"
+    rf"(?P<m1b>{_MON})\s+(?P<d1b>\d{{1,2}})(?:st|nd|rd|th)?)\s+(?P<join>and|to|until|till|through|-)\s+"
+    rf"(?:(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<m2>{_MON})|(?P<m2b>{_MON})\s+(?P<d2b>\d{{1,2}})(?:st|nd|rd|th)?|"
+    rf"(?P<d2c>\d{{1,2}})(?:st|nd|rd|th)?),?\s+(?P<y>(?:19|20)\d{{2}})\b", re.I)
+
+
+def _day_range_years(m: re.Match[str]) -> str:
+    """:data:`_DAY_RANGE` rewritten with both dates in full; the first date takes the year before
+    when it falls after the second ("from 20 December to 5 January 2015")."""
+    def month(x: str) -> int:
+        return _MONTH_NUM.get(x.lower().rstrip(".")[:3], 0)
+
+    d1, m1 = (m["d1"], m["m1"]) if m["d1"] else (m["d1b"], m["m1b"])
+    if m["d2"]:
+        d2, m2 = m["d2"], m["m2"]
+    elif m["m2b"]:
+        d2, m2 = m["d2b"], m["m2b"]
+    else:
+        d2, m2 = m["d2c"], m1
+    m1 = m1 or m2
+    if not (m1 and m2 and month(m1) and month(m2)):
+        return m.group(0)
+    y2 = int(m["y"])
+    y1 = y2 - 1 if (month(m1), int(d1)) > (month(m2), int(d2)) else y2
+    join = "and" if m["prep"].lower() == "between" else "to"
+    return f"{m['prep']} {int(d1)} {m1} {y1} {join} {int(d2)} {m2} {y2}"
+
+
 def _wording(s: str, q: TemporalQuestion) -> str:
     """Expand contractions and strip the requests wrapped around the question ("Could you
     please tell me ...", "Quick question - ...", "hey, ..."); "tell me if/whether X ..." is a
@@ -791,6 +828,7 @@ def _wording(s: str, q: TemporalQuestion) -> str:
     s = re.sub(r"\b(?:in|during|over|within|for)\s+the\s+(?:period|time\s+frame|timeframe|time\s+span)\s+(?:of\s+)?"
                r"(?=[\w.,/ -]+?\s+(?:to|until|till|through)\s)", " from ", s, flags=re.I)
     s = _FILLERS.sub(" ", s)
+    s = _DAY_RANGE.sub(_day_range_years, s)  # "between 1 July and 31 August 2014": the year of both
     if (tag := _TAGS_AFTER.search(s)) is not None and tag.start() > 0:
         s = s[:tag.start()] + "?"
     changed = True

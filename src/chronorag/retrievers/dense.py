@@ -125,15 +125,18 @@ class DenseEventRetriever(TemporalRetriever):
         """Ranked ``(event_ids, scores)`` for a query string."""
         tf = as_time_filter(time_filter) or self.time_filter
         store = self._index.store
-        flt = subset = None
+        flt = None
         if tf is not None and not tf.is_open:
-            # the top k among the triples with an event in the window (searching all time and
-            # filtering after left nothing for a short window)
             kw = tf.as_kwargs()
-            _, subset = self._index.triples_in_time(**kw)
             flt = lambda evs: store.filter_time(evs, **kw)  # noqa: E731
-        scores, rows = self._index.search_triples(query, self.triple_top_k, subset=subset)
+        scores, rows = self._index.search_triples(query, self.triple_top_k)
         ids, pos = self._index.expand_triples(rows, self.similarity_top_k, event_filter=flt)
+        if flt is not None and len(ids) < self.similarity_top_k:
+            # too few of the best triples over all time fall in the window (a short one): the top k
+            # among the triples with an event in it, as VectorIndexRetriever with filters gives
+            _, subset = self._index.triples_in_time(**tf.as_kwargs())  # type: ignore[union-attr]
+            scores, rows = self._index.search_triples(query, self.triple_top_k, subset=subset)
+            ids, pos = self._index.expand_triples(rows, self.similarity_top_k, event_filter=flt)
         return ids, scores[pos].astype(np.float64)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

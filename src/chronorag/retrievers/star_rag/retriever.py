@@ -422,10 +422,22 @@ class StarRAGRetriever(TemporalRetriever):
     # ------------------------------------------------------------------- steps
     def retrieve_event_ids(self, query: str, *, time_filter: Any = None
                            ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds)."""
+        """Ranked event ids and per-event details (``score``, ``cosine``, ``ppr``, anchors, seeds).
+
+        With a time filter, anchors are drawn from the best triples over all time first; when
+        fewer than ``similarity_top_k`` events come out (a short window), again from the best
+        triples with an event in the window, as ``VectorIndexRetriever`` with filters gives.
+        """
         if not isinstance(query, str) or not query.strip():
             raise ConfigError(f"query must be a non-empty string, got {query!r}")
         tf = as_time_filter(time_filter) or self.time_filter
+        ids, info = self._retrieve_ids(query, tf, in_window=False)
+        if tf is not None and not tf.is_open and len(ids) < self.similarity_top_k:
+            ids, info = self._retrieve_ids(query, tf, in_window=True)
+        return ids, info
+
+    def _retrieve_ids(self, query: str, tf: TimeFilter | None, *, in_window: bool
+                      ) -> tuple[np.ndarray, dict[str, Any]]:
         idx = self._index
         k1 = self.similarity_top_k
         ti = time_intent(query) if self.time_mode == "cue" else TimeIntent()
@@ -436,7 +448,7 @@ class StarRAGRetriever(TemporalRetriever):
         n_pool = min(self.anchor_pool or 4 * k1, len(sims))
         pool_sims = sims
         in_time = None
-        if tf is not None and not tf.is_open:
+        if in_window and tf is not None and not tf.is_open:
             # anchors among the triples with an event in the filter's window: a pool drawn over all
             # time and filtered after left nothing for a short window
             in_time, ok_rows = idx.triples_in_time(**tf.as_kwargs())

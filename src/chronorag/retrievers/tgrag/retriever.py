@@ -107,8 +107,8 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
     from llama_index.core.vector_stores.types import MetadataFilters
 
     if not isinstance(time_filter, MetadataFilters):
-        raise ConfigError("time_filter must be a TimeFilter, a dict, a period, a list of periods or LlamaIndex "
-                          f"MetadataFilters, got {type(time_filter).__name__} {time_filter!r}")
+        raise ArgumentTypeError("time_filter must be a TimeFilter, a dict, a period, a list of periods or "
+                                f"LlamaIndex MetadataFilters, got {type(time_filter).__name__} {time_filter!r}")
 
     def ok(p: str, f: Any) -> bool:
         if isinstance(f, MetadataFilters):
@@ -123,7 +123,9 @@ def periods_from_filter(time_filter: Any, periods: list[str]) -> list[str] | Non
         if op not in table:
             raise ConfigError(f"unsupported operator {op!r} on 'period'")
         # a value that is no indexed period ("2030", "twenty19") matched nothing, silently
-        bad = [x for x in vals if x not in periods and not (op in (">", ">=", "<", "<=") and re.fullmatch(r"\d{4}", x))]
+        # ("!= 2030" or "nin" keeps everything, which is what it says; a bound may be any date)
+        bad = [x for x in vals if x not in periods and (op in ("==", "in") or (
+            op in (">", ">=", "<", "<=") and not re.fullmatch(r"\d{4}(?:-\d{2}(?:-\d{2})?)?", x)))]
         if bad:
             raise ConfigError(f"the 'period' filter names {', '.join(map(repr, bad))}, not an indexed period; "
                               f"periods: {periods}")

@@ -207,6 +207,9 @@ _BARE_HOURS = re.compile(rf"\b(?:from|between)\s+(?:1[0-2]|0?[1-9])\s*{_JOIN}\s*
 # read as HH:00 when an hour is over 12 or both are written with "h"; not days ("from 13 to 15 March")
 _HOURS_24 = re.compile(rf"\b(from|between)\s+([01]?\d|2[0-4])(h)?\s*({_JOIN})\s*([01]?\d|2[0-4])(h)?\b(?!\s*(?::|\.\d|"
                        rf"am\b|pm\b|o'?clock|{_DAYPART}|hours?|hrs?|days?|d\b|minutes?|mins?|%|[/-]|"
+                       # a measurement, not a time: "between 10 and 20 mm", "15 to 20 mph"
+                       rf"(?:mm|cm|m|km|in|inch(?:es)?|ft|feet|mi|miles?|mph|kph|km/?h|kmh|knots?|kts?|°|deg(?:rees?)?|"
+                       rf"f|c|mb|hpa|percent|per\s*cent|meters?|metres?)\b|°|"
                        rf"(?:of\s+)?(?:{_MON_RE})\b))", re.I)
 
 

@@ -37,7 +37,7 @@ from chronorag.graphs.linking import EntityLink, EntityLinker, link_key
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
-from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult
+from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult, _name_fits
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
 
@@ -574,6 +574,21 @@ class TemporalReasoner:
             return None, "; ".join(problems)
         if not ents:
             return None, "question form not understood: no entity of the KG found in the question"
+        for k, (s_, e_, ent_name) in enumerate(ents):  # "the Thai military", "Merkel's government": a role after a name
+            m = _ROLE_AFTER.match(main[e_:])
+            if not m or "(" in ent_name or set(normalise_tokens(m.group(1))) <= set(normalise_tokens(ent_name)):
+                continue  # (a sector name already names a body: "Foreign Affairs (India)" for "the Indian foreign minister")
+            phrase = re.sub(r"^(?:(?:with|of|from|to|by|for|about|against)\s+)?(?:the\s+)?", "",
+                            main[s_:e_ + m.end()].strip(), flags=re.I)
+            al = self.tools.align_entity(phrase)  # the body the KG names: "Military Personnel (Thailand)"
+            extra = set(normalise_tokens(al.name)) - set(normalise_tokens(phrase))
+            if al.score >= 1.0 and "(" in al.name and _name_fits(phrase, al.name) and extra <= _GROUP_WORDS:
+                # (not "Customs Official (Thailand)" for "Thailand's officials": a name adding only a group noun)
+                ents[k] = (s_, e_ + m.end(), al.name)
+                continue
+            closest = f" (closest: {al.name!r})" if "(" in al.name else ""
+            return None, (f"{phrase!r} is not in the KG: it has {ent_name!r}, but no name for its "
+                          f"{m.group(1).lower()}{closest}; name the person or the body")
         rel_text = main
         for s, e, _ in sorted(ents, reverse=True):
             rel_text = rel_text[:s] + " " + rel_text[e:]
@@ -1038,6 +1053,14 @@ class TemporalReasoner:
         return sorted(stats, key=lambda n: (-stats[n][2], stats[n][0], n))
 
 
+#: a title or body written right after a name ("the Chinese president", "Iran's foreign minister",
+#: "Merkel's government"): the question is about that role, not the name before it
+_ROLE_AFTER = re.compile(r"(?:'s)?\s+((?:(?:prime|foreign|defen[cs]e|interior|finance|deputy|vice)\s+)?(?:president|"
+                         r"minister|ministry|premier|chancellor|government|king|queen|emperor|leader|spokes(?:man|woman|"
+                         r"person)|ambassador|envoy|army|military|navy|police|cabinet|parliament|officials?|"
+                         r"authorities))\b", re.I)
+#: words a KG body name may add to the role a question writes ("Military Personnel" for "the military")
+_GROUP_WORDS = frozenset(normalise_tokens("personnel forces staff members people"))
 #: answer types a KG of names cannot check: "which country", "how many countries"
 _TYPE_NOUNS = (r"countr(?:y|ies)|nations?|states?|pe(?:rson|ople|rsons)|leaders?|politicians?|governments?|"
                r"organi[sz]ations?|compan(?:y|ies)|cit(?:y|ies)|groups?|men|women|individuals?")

@@ -70,8 +70,10 @@ import numpy as np
 
 from chronorag.errors import ArgumentTypeError, ChronoRAGError, ConfigError, IndexFormatError
 from chronorag.graphs.event_index import EventIndex
+from chronorag.graphs.text import stem_word
 from chronorag.graphs.time import FILTER_TYPES, parse_time
 from chronorag.workflows.temptool.alignment import (
+    _DEMONYMS,
     Alignment,
     LexicalReranker,
     NameAligner,
@@ -144,12 +146,50 @@ class ToolResult:
     latency_ms: float = 0.0
 
 
+#: irregular forms of the reversing words (see ``TemporalKGTools._reversing``)
+_IRREGULAR = {"broke": "break", "broken": "break"}
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two stems of one word: equal, or one a prefix (5+ letters) of the other ("threat" and
+    "threaten", "reduct" and "reduc", "refus" and "refusal")."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))) or \
+        (min(len(a), len(b)) >= 4 and a[:4] == b[:4] and max(len(a), len(b)) >= 6)
+
+
+#: titles as the KG's sector names write them (CAMEO/ICEWS: a prime minister is "Head of Government")
+_ROLE_NAMES = [(re.compile(r"\b(?:prime\s+minister|premier|chancellor|pm)\b", re.I), "head of government"),
+               (re.compile(r"\bpresident\b", re.I), "head of state"),
+               (re.compile(r"\bforeign\s+minist(?:er|ry)\b", re.I), "foreign affairs")]
+
+
+#: a title in a phrase: the sector it is linked to must name that role (other role words, "the Turkish
+#: businessman" for "Businessperson (Turkey)", "fighter" for "Combatant", are left to the aligner)
+_TITLE = re.compile(r"\b(?:president|prime\s+minister|premier|chancellor|pm|king|queen|emperor|minister)\b", re.I)
+
+
+#: words around a person's name that are no part of it ("Chinese leader Xi", "Mr Obama")
+_TITLE_WORDS = frozenset("leader chief head secretary general foreign prime deputy vice former late mr mrs ms dr sir "
+                         "the of".split())
+
+
+def _is_demonym(word: str) -> bool:
+    """A word the alignment reads as a country ("Chinese" as China)."""
+    return word.lower() in _DEMONYMS
+
+
 def _name_fits(phrase: str, name: str) -> bool:
     """True when ``phrase`` can be read as the KG name ``name``: the words of one are words of
     the other, each up to a typo ("Obama" and "Barack Obama", "Iraqi police" and "Police (Iraq)",
     "Barak Obama"), or ``phrase`` is the name's acronym ("ECB")."""
     from rapidfuzz import fuzz
 
+    if "(" not in name:  # a person's or a body's own name: "President Xi", "Chinese leader Xi" are Xi Jinping
+        words = [w for w in re.findall(r"[\w'-]+", _TITLE.sub(" ", phrase))
+                 if w.lower() not in _TITLE_WORDS and not _is_demonym(w)]
+        phrase = " ".join(words) or phrase
+    for pat, role in _ROLE_NAMES:  # the sector names' words for a title ("prime minister": Head of Government)
+        phrase = pat.sub(role, phrase)
     a, b = set(normalise_tokens(phrase)), set(normalise_tokens(name))
     if not a or not b or phrase.strip().upper() == acronym(name).upper() != "":
         return True
@@ -157,7 +197,9 @@ def _name_fits(phrase: str, name: str) -> bool:
     def within(x: set[str], y: set[str]) -> bool:
         return all(w in y or any(fuzz.ratio(w, v) >= 80 for v in y) for w in x)
 
-    return within(a, b) or within(b, a)
+    # a sector name must hold every word of the phrase ("German chancellor" is not "Government (Germany)");
+    # a plain name may also be a part of the phrase's words
+    return within(a, b) or ("(" not in name and within(b, a))
 
 
 class TemporalKGTools:
@@ -246,8 +288,11 @@ class TemporalKGTools:
         key = ("e", phrase)
         if key not in self._align_cache:
             al = self.entities.align(phrase, vector=self._vec_cache.get(phrase))
+            # a sector name ("Governor (Russia)") must fit the phrase's role words too, at any score short
+            # of an exact match: "the Russian president" is not "Governor (Russia)"
+            loose = al.score < 1.0 or ("(" in al.name and al.score < 2.0 and _TITLE.search(phrase) is not None)
             if (self.min_score is not None and isinstance(self.entities.reranker, LexicalReranker)
-                    and al.score >= self.min_score and al.score < 1.0 and not _name_fits(phrase, al.name)):
+                    and al.score >= self.min_score and loose and not _name_fits(phrase, al.name)):
                 # "Emmanuel Macron" is not "Emmanuel Eweta Uduaghan", nor "Zzyzx Qwerty" "Umayya Touqan":
                 # a near name holding other words is no reading of the phrase
                 al = dataclasses.replace(al, score=self.min_score - 1e-6, note=(
@@ -275,8 +320,9 @@ class TemporalKGTools:
                                    object=None if tail is None else s.entities[tail])] = 1.0
         # a relation that reverses or withholds an act ("Halt negotiations", "Reject ...", "Threaten to ...")
         # is no reading of a phrase without that word: "hold talks" is not "Halt negotiations"
-        asked = set(relation_tokens(phrase))
-        prior = present - np.array([3.0 if rev - asked else 0.0 for rev in self._reversing], dtype=np.float64)
+        asked = {stem_word(_IRREGULAR.get(w, w)) for w in re.findall(r"[a-z]+", phrase.lower())}
+        prior = present - np.array([3.0 if rev and not any(_same_word(r, a) for r in rev for a in asked) else 0.0
+                                    for rev in self._reversing], dtype=np.float64)
         lexical = self.min_score is not None and isinstance(self.relations.reranker, LexicalReranker)
         fixed, fixes = self._respell(phrase) if lexical else (phrase, [])
         self._vectors(fixed)
@@ -295,9 +341,10 @@ class TemporalKGTools:
     @functools.cached_property
     def _reversing(self) -> list[set[str]]:
         """Per relation, the stems of the words in its name that reverse, withhold or only threaten
-        an act (halt, reject, refuse, reduce, stop, break, threaten)."""
-        rev = set(relation_tokens("halt reject refuse reduce stop break threaten"))
-        return [set(relation_tokens(r.replace("_", " "))) & rev for r in self.store.relations]
+        an act (halt, refuse, reduce, stop, break, threaten)."""
+        # the words as written, no synonyms: "Decline comment" withholds nothing
+        rev = {stem_word(w) for w in ("halt", "refuse", "reduce", "stop", "break", "threaten")}
+        return [{stem_word(w) for w in re.findall(r"[a-z]+", r.lower())} & rev for r in self.store.relations]
 
     @functools.cached_property
     def _relation_words(self) -> tuple[list[str], set[str]]:

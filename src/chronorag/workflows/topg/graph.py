@@ -243,7 +243,8 @@ def answer(state: ToPGState, runtime: Runtime[ToPGContext], *, build: _Build) ->
                            "passage_ids": S.passage_ranking(idx, collected, tail), "mode": label,
                            "abstained": bool(reason), "reason": reason, "info": info}
     # every run ends the transcript with its answer (stream_mode="messages" yields it), also for {"question": ...}
-    out["messages"] = [AIMessage(content=ans or "\n".join(context[:10]) or f"No answer: {reason}")]
+    out["messages"] = [AIMessage(content=ans or (f"No answer: {reason}" + (
+        "\nRetrieved facts:\n" + "\n".join(context[:10]) if context else "")))]
     return out
 
 
