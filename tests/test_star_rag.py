@@ -568,6 +568,8 @@ def test_star_rag_no_llm_reader_uses_only_events_of_the_questions_relation(tmp_p
     assert kept == [] and words == []
     kept, words = relation_family(events, store.relations, phrase="", linked=None)
     assert len(kept) == len(events) and words == []
+    kept, words = relation_family(events, store.relations, phrase="happened between", linked=None)
+    assert len(kept) == len(events) and words == []  # a verb that names no act reads every event
 
 
 def test_relation_family_leaves_out_the_other_side_of_an_action():

@@ -515,7 +515,7 @@ class StarRAGRetriever(TemporalRetriever):
         cand = np.flatnonzero(mask)
         n_cand = len(cand)
         # the re-rank scores the events of the best candidate triples (and the anchors')
-        cand = np.union1d(self._cap(cand, sims, None if ref is None else ref[1], self.rerank_pool), a_tri)
+        cand = np.union1d(self._cap(cand, pool_sims, None if ref is None else ref[1], self.rerank_pool), a_tri)
         node_rank = np.zeros(rg.n_nodes)
         node_rank[top] = pi[top]
         t_ppr = rg.max_over_event_nodes(idx.triples[cand], node_rank)

@@ -15,6 +15,7 @@ negotiation events.
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,11 @@ def _converse_pair(a: str, b: str) -> bool:
     def receiving(r: str) -> bool:
         return r.strip().lower().startswith(_RECEIVING)
     return receiving(a) != receiving(b)
+
+
+#: verbs that name no act of their own: a question asking with them reads every retrieved event
+_GENERIC = frozenset(relation_tokens("happen happened happening occur occurred do did done interact interacted "
+                                     "between among with and to of in at for from by about against over into"))
 
 
 def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: str | None,
@@ -79,8 +85,10 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
         return kept, sorted(words)
     if not words:
         # a phrase with words, none of them in a KG relation name ("lash out at", "thank"), can mean
-        # none of the retrieved events; only a question with no relation words reads them all
-        return ([], []) if relation_tokens(phrase or "") else (list(events), [])
+        # none of the retrieved events; a question with no relation words, or only a verb that
+        # names no act ("What happened between X and Y?"), reads them all
+        bare = re.sub(r"\b(?:take|takes|taking|took|taken)\s+place\b", " ", phrase or "", flags=re.I)
+        return ([], []) if set(relation_tokens(bare)) - _GENERIC else (list(events), [])
     kept = [e for e in events if words & set(relation_tokens(str(e.relation)))]
     return kept, sorted(words)
 
