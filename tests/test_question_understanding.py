@@ -704,4 +704,5 @@ def test_review_35_a_body_written_after_a_country_is_that_body(tmp_path, minilm)
     res = r.answer("Which country did the Thai military visit in 2014?")
     assert res.answers == ["Cambodia"] and res.plan.known == "Military Personnel (Thailand)", (res.answers, res.reason)
     res = r.answer("Which country did the Thai police visit in 2014?")
-    assert res.abstained and "'Thai police' is not in the KG: it has 'Thailand', but no name for its police" in res.reason
+    assert res.abstained and "'Thai police' is not in the KG" in res.reason, res.reason
+    assert "police" in res.reason.split("is not in the KG")[0]  # the title is what is missing, not "Thai"

@@ -283,6 +283,17 @@ class TemporalReasoner:
                     holders = sorted(set.intersection(*(self._names_by_word[w] for w in set(normalise_tokens(phrase)))))
                     problems.append(f"{phrase!r} is not in the KG: it is part of {', '.join(map(repr, holders[:3]))} "
                                     f"and close to {link.name!r}; write the full name")
+                elif (role := _ROLE_AFTER.match(text[toks[j][2]:])) is not None:
+                    # "the Indian military" is the KG's "Military Personnel (India)"; "the German
+                    # chancellor" is refused for the title it lacks, not for the word "German"
+                    whole = text[toks[k][1]: toks[j][2] + role.end()].strip()
+                    al2 = self.tools.align_entity(whole)
+                    extra = set(normalise_tokens(al2.name)) - set(normalise_tokens(whole))
+                    if al2.score >= 1.0 and "(" in al2.name and _name_fits(whole, al2.name) and extra <= _GROUP_WORDS:
+                        found.append((toks[k][1], toks[j][2] + role.end(), al2.name))
+                    else:
+                        problems.append(f"{whole!r} is not in the KG" + (f" (closest: {al2.name!r})" if al2.name else "")
+                                        + "; name the person or the body")
                 else:
                     problems.append(link.reason)
             for x in range(k, j + 1):

@@ -158,14 +158,14 @@ def _same_word(a: str, b: str) -> bool:
 
 
 #: titles as the KG's sector names write them (CAMEO/ICEWS: a prime minister is "Head of Government")
-_ROLE_NAMES = [(re.compile(r"\b(?:prime\s+minister|premier|chancellor|pm)\b", re.I), "head of government"),
+_ROLE_NAMES = [(re.compile(r"\b(?:prime(?:\s+minister)?|premier|chancellor|pm)\b", re.I), "head of government"),
                (re.compile(r"\bpresident\b", re.I), "head of state"),
                (re.compile(r"\bforeign\s+minist(?:er|ry)\b", re.I), "foreign affairs")]
 
 
 #: a title in a phrase: the sector it is linked to must name that role (other role words, "the Turkish
 #: businessman" for "Businessperson (Turkey)", "fighter" for "Combatant", are left to the aligner)
-_TITLE = re.compile(r"\b(?:president|prime\s+minister|premier|chancellor|pm|king|queen|emperor|minister)\b", re.I)
+_TITLE = re.compile(r"\b(?:president|prime(?:\s+minister)?|premier|chancellor|pm|king|queen|emperor|minister)\b", re.I)
 
 
 #: words around a person's name that are no part of it ("Chinese leader Xi", "Mr Obama")
