@@ -412,6 +412,11 @@ def test_a_title_is_read_only_as_a_sector_named_for_it(ecb_tools):
     assert _name_fits("the German government", "Government (Germany)")
     for phrase in ("President Xi", "Chinese leader Xi"):  # a title before a person's own name
         assert _name_fits(phrase, "Xi Jinping"), phrase
+    # the second review's cases: the sector's words for a title, word forms of reversing words
+    from chronorag.workflows.temptool.tools import _same_word
+
+    assert _name_fits("Thai navy", "Naval (Thailand)") and _name_fits("French foreign minister", "Foreign Affairs (France)")
+    assert _same_word("threat", "threaten") and _same_word("stop", "stopp") and not _same_word("break", "breakfast")
     r = TemporalReasoner(ecb_tools)
     for q, what in [("Who did the French president criticize in 2011?", "'French president' is not in the KG"),
                     ("Who did Viktor Orban's government criticize in 2011?", "no name for its government")]:

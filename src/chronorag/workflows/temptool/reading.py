@@ -71,6 +71,8 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
     linked : str or None
         The relation name the phrase was linked to, if any.
     """
+    # "took place" names no act (and "take" is a relation word: "take hostage")
+    phrase = re.sub(r"\b(?:take|takes|taking|took|taken)\s+place\b", " ", phrase or "", flags=re.I)
     df = _relation_df(tuple(relations))
     words: set[str] = set()
     for text in (phrase or "", linked or ""):
@@ -87,8 +89,7 @@ def relation_family(events: Sequence[Any], relations: Sequence[str], *, phrase: 
         # a phrase with words, none of them in a KG relation name ("lash out at", "thank"), can mean
         # none of the retrieved events; a question with no relation words, or only a verb that
         # names no act ("What happened between X and Y?"), reads them all
-        bare = re.sub(r"\b(?:take|takes|taking|took|taken)\s+place\b", " ", phrase or "", flags=re.I)
-        return ([], []) if set(relation_tokens(bare)) - _GENERIC else (list(events), [])
+        return ([], []) if set(relation_tokens(phrase)) - _GENERIC else (list(events), [])
     kept = [e for e in events if words & set(relation_tokens(str(e.relation)))]
     return kept, sorted(words)
 

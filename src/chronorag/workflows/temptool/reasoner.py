@@ -37,7 +37,7 @@ from chronorag.graphs.linking import EntityLink, EntityLinker, link_key
 from chronorag.graphs.question import _AUX_SUBJ, TemporalQuestion, parse_question
 from chronorag.graphs.time import Granularity, minutes_to_iso, parse_time, temporal_mask
 from chronorag.workflows.temptool.alignment import acronym, normalise_tokens, relation_tokens
-from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult, _name_fits
+from chronorag.workflows.temptool.tools import TemporalKGTools, ToolResult, _name_fits, role_words
 
 __all__ = ["TemporalReasoner", "ToolPlan", "ReasonerResult"]
 
@@ -288,7 +288,7 @@ class TemporalReasoner:
                     # chancellor" is refused for the title it lacks, not for the word "German"
                     whole = text[toks[k][1]: toks[j][2] + role.end()].strip()
                     al2 = self.tools.align_entity(whole)
-                    extra = set(normalise_tokens(al2.name)) - set(normalise_tokens(whole))
+                    extra = set(normalise_tokens(al2.name)) - set(normalise_tokens(role_words(whole)))
                     if al2.score >= 1.0 and "(" in al2.name and _name_fits(whole, al2.name) and extra <= _GROUP_WORDS:
                         found.append((toks[k][1], toks[j][2] + role.end(), al2.name))
                     else:
@@ -592,7 +592,7 @@ class TemporalReasoner:
             phrase = re.sub(r"^(?:(?:with|of|from|to|by|for|about|against)\s+)?(?:the\s+)?", "",
                             main[s_:e_ + m.end()].strip(), flags=re.I)
             al = self.tools.align_entity(phrase)  # the body the KG names: "Military Personnel (Thailand)"
-            extra = set(normalise_tokens(al.name)) - set(normalise_tokens(phrase))
+            extra = set(normalise_tokens(al.name)) - set(normalise_tokens(role_words(phrase)))
             if al.score >= 1.0 and "(" in al.name and _name_fits(phrase, al.name) and extra <= _GROUP_WORDS:
                 # (not "Customs Official (Thailand)" for "Thailand's officials": a name adding only a group noun)
                 ents[k] = (s_, e_ + m.end(), al.name)
@@ -1069,7 +1069,7 @@ class TemporalReasoner:
 _ROLE_AFTER = re.compile(r"(?:'s)?\s+((?:(?:prime|foreign|defen[cs]e|interior|finance|deputy|vice)\s+)?(?:president|"
                          r"minister|ministry|premier|chancellor|government|king|queen|emperor|leader|spokes(?:man|woman|"
                          r"person)|ambassador|envoy|army|military|navy|police|cabinet|parliament|officials?|"
-                         r"authorities))\b", re.I)
+                         r"authorities))\b(?!'s)", re.I)
 #: words a KG body name may add to the role a question writes ("Military Personnel" for "the military")
 _GROUP_WORDS = frozenset(normalise_tokens("personnel forces staff members people"))
 #: answer types a KG of names cannot check: "which country", "how many countries"

@@ -150,22 +150,36 @@ class ToolResult:
 _IRREGULAR = {"broke": "break", "broken": "break"}
 
 
+#: what a stem of the same word may add ("threat"/"threaten", "reduc"/"reduct", "stop"/"stopp")
+_STEM_ENDINGS = frozenset({"en", "t", "p", "s", "ed", "ing", "al"})
+
+
 def _same_word(a: str, b: str) -> bool:
-    """Two stems of one word: equal, or one a prefix (5+ letters) of the other ("threat" and
-    "threaten", "reduct" and "reduc", "refus" and "refusal")."""
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))) or \
-        (min(len(a), len(b)) >= 4 and a[:4] == b[:4] and max(len(a), len(b)) >= 6)
+    """Two stems of one word: equal, or one (4+ letters) the other with a word ending ("threat"
+    and "threaten", "reduc" and "reduct"; not "break" and "breakfast")."""
+    short, long_ = sorted((a, b), key=len)
+    return a == b or (len(short) >= 4 and long_.startswith(short) and long_[len(short):] in _STEM_ENDINGS)
 
 
 #: titles as the KG's sector names write them (CAMEO/ICEWS: a prime minister is "Head of Government")
 _ROLE_NAMES = [(re.compile(r"\b(?:prime(?:\s+minister)?|premier|chancellor|pm)\b", re.I), "head of government"),
                (re.compile(r"\bpresident\b", re.I), "head of state"),
-               (re.compile(r"\bforeign\s+minist(?:er|ry)\b", re.I), "foreign affairs")]
+               (re.compile(r"\bforeign\s+minist(?:er|ry)\b", re.I), "foreign affairs"),
+               (re.compile(r"\b(?:home\s+affairs|interior)\s+minist(?:er|ry)\b", re.I), "domestic affairs"),
+               (re.compile(r"\bnavy\b", re.I), "naval")]
+
+
+def role_words(phrase: str) -> str:
+    """``phrase`` with its titles in the KG's sector words ("the Indian prime minister" -> "the
+    Indian head of government", "the Thai navy" -> "the Thai naval")."""
+    for pat, role in _ROLE_NAMES:
+        phrase = pat.sub(role, phrase)
+    return phrase
 
 
 #: a title in a phrase: the sector it is linked to must name that role (other role words, "the Turkish
 #: businessman" for "Businessperson (Turkey)", "fighter" for "Combatant", are left to the aligner)
-_TITLE = re.compile(r"\b(?:president|prime(?:\s+minister)?|premier|chancellor|pm|king|queen|emperor|minister)\b", re.I)
+_TITLE = re.compile(r"\b(?:president|prime(?:\s+minister)?|premier|chancellor|pm)\b", re.I)
 
 
 #: words around a person's name that are no part of it ("Chinese leader Xi", "Mr Obama")
@@ -188,8 +202,7 @@ def _name_fits(phrase: str, name: str) -> bool:
         words = [w for w in re.findall(r"[\w'-]+", _TITLE.sub(" ", phrase))
                  if w.lower() not in _TITLE_WORDS and not _is_demonym(w)]
         phrase = " ".join(words) or phrase
-    for pat, role in _ROLE_NAMES:  # the sector names' words for a title ("prime minister": Head of Government)
-        phrase = pat.sub(role, phrase)
+    phrase = role_words(phrase)  # the sector names' words for a title ("prime minister": Head of Government)
     a, b = set(normalise_tokens(phrase)), set(normalise_tokens(name))
     if not a or not b or phrase.strip().upper() == acronym(name).upper() != "":
         return True
