@@ -128,7 +128,23 @@ def _offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-class SentenceTransformerEncoder:
+class _OneCallerAtATime:
+    """A model whose tokenizer takes one caller at a time (``self._lock``, made in ``__init__``);
+    pickles and deep copies leave the lock behind and make their own."""
+
+    _lock: threading.Lock
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+class SentenceTransformerEncoder(_OneCallerAtATime):
     """A sentence-transformers model loaded from a local directory (MiniLM by default).
 
     Parameters
@@ -170,16 +186,6 @@ class SentenceTransformerEncoder:
         dim = get_dim()
         self.dim = int(dim if dim is not None else 384)
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
-        state = dict(self.__dict__)
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)
         if not texts:
@@ -198,7 +204,7 @@ def default_static_dir() -> Path:
     return home / "static-minilm-pca256"
 
 
-class StaticEncoder:
+class StaticEncoder(_OneCallerAtATime):
     """Static (model2vec) embeddings distilled offline from MiniLM: ~100x faster on CPU.
 
     Parameters
@@ -243,16 +249,6 @@ class StaticEncoder:
         self.model_id = "static-minilm-pca256"
         self.kind = "static" if model_dir is None else None
         self.dim = int(self._model.dim)
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
-        state = dict(self.__dict__)
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from chronorag.errors import ConfigError, MissingFileError, missing_extra
-from chronorag.graphs.encoders import _check_texts
+from chronorag.graphs.encoders import _check_texts, _OneCallerAtATime
 
 __all__ = ["GRAPH_VERSION", "RUNTIMES", "OnnxMiniLMEncoder", "build_bert_onnx", "default_onnx_dir"]
 
@@ -304,7 +304,7 @@ class _OpenVinoRunner:
         return [o for o in out if o is not None]
 
 
-class OnnxMiniLMEncoder:
+class OnnxMiniLMEncoder(_OneCallerAtATime):
     """all-MiniLM-L6-v2 as an ONNX graph (the default ``"minilm"`` backend; no torch).
 
     Parameters
@@ -392,16 +392,6 @@ class OnnxMiniLMEncoder:
         self.kind = "minilm" if model_path is None else None
         self.backend = "onnx"
         self.dim = int(json.loads((path / "config.json").read_text(encoding="utf-8"))["hidden_size"])
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle and deep-copy without the lock (a new one is made on the other side)."""
-        state = dict(self.__dict__)
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into an ``(n, dim)`` float32 array of unit rows."""

@@ -797,9 +797,6 @@ _DAY_RANGE = re.compile(
 def _day_range_years(m: re.Match[str]) -> str:
     """:data:`_DAY_RANGE` rewritten with both dates in full; the first date takes the year before
     when it falls after the second ("from 20 December to 5 January 2015")."""
-    def month(x: str) -> int:
-        return _MONTH_NUM.get(x.lower().rstrip(".")[:3], 0)
-
     d1, m1 = (m["d1"], m["m1"]) if m["d1"] else (m["d1b"], m["m1b"])
     if m["d2"]:
         d2, m2 = m["d2"], m["m2"]
@@ -808,10 +805,10 @@ def _day_range_years(m: re.Match[str]) -> str:
     else:
         d2, m2 = m["d2c"], m1
     m1 = m1 or m2
-    if not (m1 and m2 and month(m1) and month(m2)):
+    if not (m1 and m2):
         return m.group(0)
     y2 = int(m["y"])
-    y1 = y2 - 1 if (month(m1), int(d1)) > (month(m2), int(d2)) else y2
+    y1 = y2 - 1 if (_mon(m1), int(d1)) > (_mon(m2), int(d2)) else y2
     join = "and" if m["prep"].lower() == "between" else "to"
     return f"{m['prep']} {int(d1)} {m1} {y1} {join} {int(d2)} {m2} {y2}"
 

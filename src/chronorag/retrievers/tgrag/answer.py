@@ -269,7 +269,8 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     """
     df, n = _doc_freq(kg)
     q = r.sub.question
-    need = {t for t in _stems(q) if df.get(t, 0) / n < _INFORMATIVE_DF}
+    q_all = _stems(q)
+    need = {t for t in q_all if df.get(t, 0) / n < _INFORMATIVE_DF}
     number = _NUMBER_QUESTION.search(q) is not None
     ahead = looks_ahead(q)
     # a year no report covers must be in the sentence when the question is over all periods ("in
@@ -283,7 +284,6 @@ def _extract(kg: Any, r: _PeriodResult, periods: list[str]) -> tuple[str, str]:
     later_than = int(r.sub.period) if r.sub.period and r.sub.period.isdigit() else None
     weight = {t: math.log(n / (1 + df.get(t, 0))) + 1.0 for t in need}
     who = _WHO_QUESTION.search(q) is not None
-    q_all = _stems(q)
     # the question's own names: the rare stems of its capitalised words after the first ("Europcar's",
     # which spaCy may not have tagged)
     capital = {t for w in re.findall(r"(?<=\s)[A-Z][\w&-]+", q) for t in _stems(w) if df.get(t, 0) / n < _INFORMATIVE_DF}

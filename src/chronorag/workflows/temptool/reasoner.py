@@ -287,12 +287,11 @@ class TemporalReasoner:
                     # "the Indian military" is the KG's "Military Personnel (India)"; "the German
                     # chancellor" is refused for the title it lacks, not for the word "German"
                     whole = text[toks[k][1]: toks[j][2] + role.end()].strip()
-                    al2 = self.tools.align_entity(whole)
-                    extra = set(normalise_tokens(al2.name)) - set(normalise_tokens(role_words(whole)))
-                    if al2.score >= 1.0 and "(" in al2.name and _name_fits(whole, al2.name) and extra <= _GROUP_WORDS:
-                        found.append((toks[k][1], toks[j][2] + role.end(), al2.name))
+                    body, near = self._body_named(whole)
+                    if body is not None:
+                        found.append((toks[k][1], toks[j][2] + role.end(), body))
                     else:
-                        problems.append(f"{whole!r} is not in the KG" + (f" (closest: {al2.name!r})" if al2.name else "")
+                        problems.append(f"{whole!r} is not in the KG" + (f" (closest: {near!r})" if near else "")
                                         + "; name the person or the body")
                 else:
                     problems.append(link.reason)
@@ -335,6 +334,16 @@ class TemporalReasoner:
                                for w in re.findall(r"[A-Za-z]+", r) if relation_tokens(w)}
         toks = relation_tokens(phrase)
         return bool(toks) and all(t in self._rel_vocab for t in toks)
+
+    def _body_named(self, phrase: str) -> tuple[str | None, str]:
+        """The KG body a country-and-role phrase names, and the closest name: "the Thai military" is
+        "Military Personnel (Thailand)" (a sector whose words fit the phrase, adding at most a group
+        noun; not "Customs Official (Thailand)" for "Thailand's officials"); ``(None, closest)``
+        otherwise."""
+        al = self.tools.align_entity(phrase)
+        extra = set(normalise_tokens(al.name)) - set(normalise_tokens(role_words(phrase)))
+        fits = al.score >= 1.0 and "(" in al.name and _name_fits(phrase, al.name) and extra <= _GROUP_WORDS
+        return (al.name if fits else None), al.name
 
     def _surname(self, phrase: str) -> str | None:
         """The one person-like name (two to four words, no qualifier in brackets, no "of") whose last
@@ -591,13 +600,11 @@ class TemporalReasoner:
                 continue  # (a sector name already names a body: "Foreign Affairs (India)" for "the Indian foreign minister")
             phrase = re.sub(r"^(?:(?:with|of|from|to|by|for|about|against)\s+)?(?:the\s+)?", "",
                             main[s_:e_ + m.end()].strip(), flags=re.I)
-            al = self.tools.align_entity(phrase)  # the body the KG names: "Military Personnel (Thailand)"
-            extra = set(normalise_tokens(al.name)) - set(normalise_tokens(role_words(phrase)))
-            if al.score >= 1.0 and "(" in al.name and _name_fits(phrase, al.name) and extra <= _GROUP_WORDS:
-                # (not "Customs Official (Thailand)" for "Thailand's officials": a name adding only a group noun)
-                ents[k] = (s_, e_ + m.end(), al.name)
+            body, near = self._body_named(phrase)
+            if body is not None:
+                ents[k] = (s_, e_ + m.end(), body)
                 continue
-            closest = f" (closest: {al.name!r})" if "(" in al.name else ""
+            closest = f" (closest: {near!r})" if "(" in near else ""
             return None, (f"{phrase!r} is not in the KG: it has {ent_name!r}, but no name for its "
                           f"{m.group(1).lower()}{closest}; name the person or the body")
         rel_text = main
