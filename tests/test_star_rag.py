@@ -768,3 +768,9 @@ def test_a_time_filter_gives_the_top_k_inside_its_window(tmp_path, minilm):
         nodes = r.retrieve("John Kerry made a visit to a country")
         assert len(nodes) == 2, (type(r).__name__, nodes)
         assert {n.node.metadata["time"][:10] for n in nodes} <= expected, [n.node.metadata for n in nodes]
+    from chronorag.errors import IntervalOrderError, TimeParseError
+
+    with pytest.raises(TimeParseError, match="'bogus'"):
+        idx.triples_in_time(begin_time="bogus")
+    with pytest.raises(IntervalOrderError):
+        idx.triples_in_time(begin_time="2014-06", end_time="2014-01", type="between")
